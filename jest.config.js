@@ -1,0 +1,20 @@
+/** jest in ESM mode with swc: decorators and metadata on, `./x.js` imports mapped to the `.ts` source. */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  roots: ['<rootDir>/core', '<rootDir>/adapters', '<rootDir>/providers', '<rootDir>/http', '<rootDir>/plugins', '<rootDir>/test', '<rootDir>/docs'],
+  testMatch: ['**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', {
+      jsc: {
+        parser: { syntax: 'typescript', decorators: true },
+        transform: { legacyDecorator: true, decoratorMetadata: true },
+        target: 'es2022',
+      },
+      module: { type: 'es6' },
+    }],
+  },
+  testTimeout: 30000,
+};
