@@ -1,0 +1,708 @@
+/**
+ * The only file that talks to Asterisk. REST operations go through ari-client 2.2 (which loads the server's
+ * Swagger api-docs and exposes `channels.originate`, `channels.hangup`, ...); the event stream is one managed
+ * WebSocket on `/ari/events` per configuration, owned here so it reconnects with our backoff, reports its
+ * health and closes cleanly (ari-client's own reconnect gives up after 10 tries, has no cancel and cannot
+ * report health).
+ *
+ * Nothing of ari-client leaks out: callers get plain objects (`AriChannelInfo`, `AriEvent`, `AriHealth`) and
+ * `ProviderApiError('ari', ...)`.
+ *
+ * Two ari-client quirks handled here:
+ * - It reports HTTP errors as `Error(body)` with no status. The status is recovered from the request itself
+ *   (see `AuthRouter`) and the body's `message` is parsed; `Channel with given unique ID already exists` (409)
+ *   turns into an `already_exists` originate result.
+ * - It stores credentials in swagger-client's process-wide authorization registry, so a second configuration
+ *   would silently overwrite the first one's. `AuthRouter` replaces that entry with one that picks the
+ *   credentials of the calling `AriClient` for every request.
+ */
+import { createRequire } from 'node:module';
+import WebSocket from 'ws';
+import { ProviderApiError } from '../../core/errors.js';
+
+// ---------------------------------------------------------------------------------------------------------
+// Public, SDK-free types
+// ---------------------------------------------------------------------------------------------------------
+
+export interface AriReconnectOptions {
+  /** First retry delay (ms). Default 500. */
+  initialDelayMs?: number;
+  /** Upper bound of a retry delay (ms). Default 30 000. */
+  maxDelayMs?: number;
+  /** Growth factor between consecutive retries. Default 2. */
+  factor?: number;
+  /** Randomize each delay within [delay/2, delay] so many workers do not reconnect in lockstep. Default true. */
+  jitter?: boolean;
+}
+
+export interface AriClientOptions {
+  /** `ari_endpoint`: http(s)://host:port of Asterisk's HTTP server; ari-client uses only scheme, host and port. */
+  url: string;
+  username: string;
+  password: string;
+  /** The configuration's Stasis application: the WebSocket subscribes to it, originate defaults to it. */
+  app: string;
+  reconnect?: AriReconnectOptions;
+  /** WebSocket keep-alive ping interval (ms); a socket that misses a pong is dropped and reconnected. 0 disables. Default 30 000. */
+  pingIntervalMs?: number;
+  /** Injectable randomness for jitter (tests). */
+  random?: () => number;
+}
+
+export interface AriOriginateRequest {
+  /** The call attempt's id; Asterisk refuses a second live channel with the same id (409). */
+  channelId: string;
+  /** Dial string, `tech/resource`, e.g. `PJSIP/+15551234567@trunk`. */
+  endpoint: string;
+  callerId?: string;
+  /** Stasis application; defaults to the client's `app`. */
+  app?: string;
+  appArgs?: string[];
+  /** Channel variables set before dialing. */
+  variables?: Record<string, string>;
+  /** Ring timeout in seconds (Asterisk's default is 30). */
+  timeoutSeconds?: number;
+}
+
+export interface AriChannelInfo {
+  id: string;
+  name: string;
+  /** Asterisk channel state: Down, Rsrvd, OffHook, Dialing, Ring, Ringing, Up, Busy, ... */
+  state: string;
+  callerNumber?: string;
+  callerName?: string;
+  dialedExten?: string;
+  context?: string;
+}
+
+export type AriOriginateResult =
+  | { outcome: 'created'; channel: AriChannelInfo }
+  /** A live channel already has this id: an earlier try of the same attempt dialed; nothing new was dialed. */
+  | { outcome: 'already_exists'; channelId: string };
+
+export type AriHangupReason =
+  | 'normal' | 'busy' | 'congestion' | 'no_answer' | 'timeout' | 'rejected' | 'unallocated'
+  | 'normal_unspecified' | 'number_incomplete' | 'codec_mismatch' | 'interworking' | 'failure' | 'answered_elsewhere';
+
+export interface AriEvent {
+  /** ARI event type: StasisStart, StasisEnd, ChannelStateChange, ChannelDestroyed, ChannelHangupRequest, Dial, ... */
+  type: string;
+  /** The channel the event is about (for `Dial`, the dialed peer). */
+  channelId: string;
+  application?: string;
+  /** Q.850 cause (ChannelDestroyed, ChannelHangupRequest): 16 normal, 17 busy, 18/19 no answer, 21 rejected, 1 unallocated. */
+  cause?: number;
+  causeText?: string;
+  /** Channel state after the event. */
+  state?: string;
+  callerNumber?: string;
+  callerName?: string;
+  /** Dialplan extension of the channel: for an inbound StasisStart, the number that was dialed. */
+  dialedExten?: string;
+  context?: string;
+  /** StasisStart arguments (`Stasis(app,arg1,arg2)` or originate `appArgs`). */
+  args?: string[];
+  /** Dial: RINGING, ANSWER, BUSY, NOANSWER, CANCEL, CONGESTION, CHANUNAVAIL, ... ('' while dialing). */
+  dialStatus?: string;
+  /** ISO-8601 time Asterisk stamped on the event (receipt time when absent). */
+  timestamp: string;
+}
+
+export interface AriHealth {
+  connected: boolean;
+  /** Failed connection attempts since the socket was last open (0 while connected). */
+  reconnectAttempts: number;
+  /** Successful re-connections since `connect()`. */
+  reconnects: number;
+  lastError?: string;
+  lastConnectedAt?: string;
+  lastDisconnectedAt?: string;
+  /** Delay before the next attempt, while one is scheduled. */
+  nextRetryInMs?: number;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// ari-client / swagger-client surface we rely on (ari-client ships no types)
+// ---------------------------------------------------------------------------------------------------------
+
+type SwaggerObj = { url: string; headers: Record<string, string>; on?: { error?: (resp: { status?: number }) => unknown } };
+type SwaggerAuth = { apply(obj: SwaggerObj, authorizations?: unknown): boolean };
+interface SwaggerClientModule {
+  authorizations: { add(name: string, auth: SwaggerAuth): void };
+}
+type AriOperation = (params?: Record<string, unknown>) => PromiseLike<unknown>;
+interface AriSdkClient {
+  channels: Record<'originate' | 'hangup' | 'get' | 'answer' | 'continueInDialplan', AriOperation>;
+}
+interface AriClientModule {
+  connect(url: string, user: string, pass: string): PromiseLike<AriSdkClient>;
+}
+
+const requireHere = createRequire(import.meta.url);
+const ariSdk = requireHere('ari-client') as AriClientModule;
+// The swagger-client instance ari-client itself uses (resolved from ari-client's location).
+const swaggerClient = createRequire(requireHere.resolve('ari-client'))('swagger-client') as SwaggerClientModule;
+
+interface Credentials {
+  username: string;
+  password: string;
+}
+interface CallScope {
+  credentials: Credentials;
+  status?: number;
+}
+
+/**
+ * Process-wide swagger authorization that applies the right credentials to each request:
+ * - during a REST call, the calling client's (set synchronously just before the call; swagger-client applies
+ *   authorizations synchronously while building the request), and it records the response status on error;
+ * - otherwise (api-docs loading, which runs in later callbacks), the credentials registered for the origin.
+ */
+const AuthRouter = {
+  byOrigin: new Map<string, Credentials>(),
+  current: undefined as CallScope | undefined,
+  installed: false,
+  install(): void {
+    swaggerClient.authorizations.add('basic-auth', {
+      apply: (obj) => {
+        const scope = AuthRouter.current;
+        const creds = scope?.credentials ?? AuthRouter.byOrigin.get(originOf(obj.url));
+        if (creds) {
+          obj.headers.Authorization = `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}`;
+        }
+        if (scope && obj.on?.error) {
+          const onError = obj.on.error;
+          obj.on.error = (resp) => {
+            scope.status = resp?.status;
+            return onError(resp);
+          };
+        }
+        return true;
+      },
+    });
+  },
+};
+
+/** ari-client loads api-docs with process-wide credentials: load one configuration at a time. */
+let loadQueue: Promise<unknown> = Promise.resolve();
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+type Listener<T> = (value: T) => void;
+
+export class AriClient {
+  private readonly origin: string;
+  private readonly credentials: Credentials;
+  private readonly reconnect: Required<AriReconnectOptions>;
+  private readonly pingIntervalMs: number;
+  private readonly random: () => number;
+
+  private api?: AriSdkClient;
+  private apiLoading?: Promise<AriSdkClient>;
+  private ws?: WebSocket;
+  private started = false;
+  private closed = false;
+  private retryTimer?: NodeJS.Timeout;
+  private pingTimer?: NodeJS.Timeout;
+  private awaitingPong = false;
+  private firstConnect?: { resolve: () => void; reject: (e: Error) => void };
+  private readonly eventListeners = new Set<Listener<AriEvent>>();
+  private readonly healthListeners = new Set<Listener<AriHealth>>();
+  private state: AriHealth = { connected: false, reconnectAttempts: 0, reconnects: 0 };
+  private everConnected = false;
+
+  constructor(private readonly opts: AriClientOptions) {
+    let parsed: URL;
+    try {
+      parsed = new URL(opts.url);
+    } catch {
+      throw new ProviderApiError('ari', 'ari_endpoint is not a valid URL');
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new ProviderApiError('ari', 'ari_endpoint must be an http(s) URL');
+    }
+    this.origin = parsed.origin;
+    this.credentials = { username: opts.username, password: opts.password };
+    this.reconnect = {
+      initialDelayMs: opts.reconnect?.initialDelayMs ?? 500,
+      maxDelayMs: opts.reconnect?.maxDelayMs ?? 30_000,
+      factor: opts.reconnect?.factor ?? 2,
+      jitter: opts.reconnect?.jitter ?? true,
+    };
+    this.pingIntervalMs = opts.pingIntervalMs ?? 30_000;
+    this.random = opts.random ?? Math.random;
+  }
+
+  /**
+   * Starts the managed event WebSocket (and loads the ARI api-docs). Resolves once the socket is open.
+   * If the first attempt fails it rejects with a `ProviderApiError` and keeps retrying in the background
+   * (see `health()`) until `close()`. Calling it again while started returns the same state: it resolves at
+   * once when connected, otherwise waits for the next successful connection.
+   */
+  connect(): Promise<void> {
+    if (this.closed) return Promise.reject(new ProviderApiError('ari', 'ARI client is closed'));
+    if (this.state.connected) return Promise.resolve();
+    const p = new Promise<void>((resolve, reject) => {
+      this.firstConnect = { resolve, reject };
+    });
+    if (!this.started) {
+      this.started = true;
+      void this.attempt();
+    }
+    return p;
+  }
+
+  /**
+   * Originates a call into the Stasis application with `channelId` as the channel's id.
+   * Idempotent for one attempt: when a live channel already has that id (Asterisk's 409) nothing is dialed and
+   * the result is `already_exists`. Throws `ProviderApiError` for other refusals (retryable when Asterisk was
+   * unreachable or failed with 5xx).
+   */
+  async originate(req: AriOriginateRequest): Promise<AriOriginateResult> {
+    const params: Record<string, unknown> = {
+      endpoint: req.endpoint,
+      app: req.app ?? this.opts.app,
+      channelId: req.channelId,
+    };
+    if (req.appArgs && req.appArgs.length > 0) params.appArgs = req.appArgs.join(',');
+    if (req.callerId) params.callerId = req.callerId;
+    if (req.timeoutSeconds !== undefined) params.timeout = Math.max(1, Math.round(req.timeoutSeconds));
+    if (req.variables && Object.keys(req.variables).length > 0) params.variables = { ...req.variables };
+    try {
+      const channel = await this.call('originate', params);
+      return { outcome: 'created', channel: toChannelInfo(channel) };
+    } catch (err) {
+      const failure = err as AriCallFailure;
+      if (failure instanceof AriCallFailure && (failure.status === 409 || /unique id already exists/i.test(failure.ariMessage ?? ''))) {
+        return { outcome: 'already_exists', channelId: req.channelId };
+      }
+      throw failure.toProviderError('originate');
+    }
+  }
+
+  /**
+   * Hangs a channel up with an ARI `reason` (default `normal`). Idempotent: a channel that is already gone
+   * answers `not_found`. Throws `ProviderApiError` on other failures.
+   */
+  async hangup(channelId: string, reason: AriHangupReason = 'normal'): Promise<'hung_up' | 'not_found'> {
+    try {
+      await this.call('hangup', { channelId, reason });
+      return 'hung_up';
+    } catch (err) {
+      const failure = err as AriCallFailure;
+      if (failure instanceof AriCallFailure && failure.status === 404) return 'not_found';
+      throw failure.toProviderError('hangup');
+    }
+  }
+
+  /** Answers a channel that is in our Stasis application (inbound). Throws `ProviderApiError` (404 when gone). */
+  async answer(channelId: string): Promise<void> {
+    try {
+      await this.call('answer', { channelId });
+    } catch (err) {
+      throw (err as AriCallFailure).toProviderError('answer');
+    }
+  }
+
+  /** Sends a channel back to the dialplan (leaves our application). Throws `ProviderApiError`. */
+  async continueInDialplan(channelId: string, target: { context?: string; extension?: string; priority?: number } = {}): Promise<void> {
+    try {
+      await this.call('continueInDialplan', { channelId, ...target });
+    } catch (err) {
+      throw (err as AriCallFailure).toProviderError('continue');
+    }
+  }
+
+  /** Current state of a live channel; null when Asterisk has no such channel (ended). Used to reconcile. */
+  async getChannel(channelId: string): Promise<AriChannelInfo | null> {
+    try {
+      return toChannelInfo(await this.call('get', { channelId }));
+    } catch (err) {
+      const failure = err as AriCallFailure;
+      if (failure instanceof AriCallFailure && failure.status === 404) return null;
+      throw failure.toProviderError('get channel');
+    }
+  }
+
+  /** Subscribes to normalized channel events of our application. Returns the unsubscribe function. */
+  onEvent(cb: (event: AriEvent) => void): () => void {
+    this.eventListeners.add(cb);
+    return () => this.eventListeners.delete(cb);
+  }
+
+  /**
+   * Called on every connection change (opened, lost, retry scheduled). After a re-connection, events of the
+   * gap are lost: callers should reconcile live calls with `getChannel`.
+   */
+  onHealthChange(cb: (health: AriHealth) => void): () => void {
+    this.healthListeners.add(cb);
+    return () => this.healthListeners.delete(cb);
+  }
+
+  health(): AriHealth {
+    return { ...this.state };
+  }
+
+  /** Stops the WebSocket and every timer; the client cannot be reused. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.pingTimer) clearInterval(this.pingTimer);
+    this.retryTimer = undefined;
+    this.pingTimer = undefined;
+    this.firstConnect?.reject(new ProviderApiError('ari', 'ARI client closed before connecting'));
+    this.firstConnect = undefined;
+    const ws = this.ws;
+    this.ws = undefined;
+    if (ws && ws.readyState !== WebSocket.CLOSED) {
+      await new Promise<void>((resolve) => {
+        ws.once('close', () => resolve());
+        if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+        else ws.close(1000);
+        setTimeout(() => {
+          ws.terminate();
+          resolve();
+        }, 1000).unref();
+      });
+    }
+    this.setState({ connected: false, nextRetryInMs: undefined });
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // REST through ari-client
+  // -------------------------------------------------------------------------------------------------------
+
+  private loadApi(): Promise<AriSdkClient> {
+    if (this.api) return Promise.resolve(this.api);
+    if (this.apiLoading) return this.apiLoading;
+    const load = loadQueue.then(async () => {
+      AuthRouter.byOrigin.set(this.origin, this.credentials);
+      await this.preflight();
+      const pending = ariSdk.connect(this.origin, this.credentials.username, this.credentials.password);
+      // ari-client has just (synchronously) put its own credentials in the shared registry: route again.
+      AuthRouter.install();
+      return await pending;
+    });
+    loadQueue = load.catch(() => undefined);
+    this.apiLoading = load.then(
+      (api) => {
+        this.api = api;
+        this.apiLoading = undefined;
+        return api;
+      },
+      (err: unknown) => {
+        this.apiLoading = undefined;
+        throw err instanceof ProviderApiError ? err : new ProviderApiError('ari', `could not load ARI api-docs: ${describe(err)}`, true);
+      },
+    );
+    return this.apiLoading;
+  }
+
+  /**
+   * Fetches `resources.json` with our credentials before ari-client does: ari-client cannot tell a wrong
+   * password or a non-ARI server from other failures (and swagger-client throws from a callback on them).
+   */
+  private async preflight(): Promise<void> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.origin}/ari/api-docs/resources.json`, {
+        headers: { Authorization: basic(this.credentials), Accept: 'application/json' },
+        signal: AbortSignal.timeout(10_000),
+      });
+    } catch (err) {
+      throw new ProviderApiError('ari', `Asterisk ARI is unreachable at ${this.origin}: ${describe(err)}`, true);
+    }
+    await res.arrayBuffer().catch(() => undefined);
+    if (res.status === 401 || res.status === 403) {
+      throw new ProviderApiError('ari', 'Asterisk ARI rejected the username or password', false);
+    }
+    if (res.status !== 200) {
+      throw new ProviderApiError('ari', `Asterisk ARI api-docs answered HTTP ${res.status} at ${this.origin}`, res.status >= 500);
+    }
+  }
+
+  private async call(op: keyof AriSdkClient['channels'], params: Record<string, unknown>): Promise<unknown> {
+    let api: AriSdkClient;
+    try {
+      api = await this.loadApi();
+    } catch (err) {
+      throw new AriCallFailure(undefined, undefined, err as Error);
+    }
+    const scope: CallScope = { credentials: this.credentials };
+    let pending: PromiseLike<unknown>;
+    AuthRouter.current = scope;
+    try {
+      pending = api.channels[op](params);
+    } catch (err) {
+      throw AriCallFailure.from(err, scope.status);
+    } finally {
+      AuthRouter.current = undefined;
+    }
+    try {
+      return await pending;
+    } catch (err) {
+      throw AriCallFailure.from(err, scope.status);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Managed event WebSocket
+  // -------------------------------------------------------------------------------------------------------
+
+  private async attempt(): Promise<void> {
+    if (this.closed) return;
+    this.retryTimer = undefined;
+    this.setState({ nextRetryInMs: undefined });
+    try {
+      await this.loadApi();
+    } catch (err) {
+      this.failed(err);
+      return;
+    }
+    if (this.closed) return;
+    const wsUrl = new URL('/ari/events', this.origin.replace(/^http/, 'ws'));
+    wsUrl.searchParams.set('app', this.opts.app);
+    wsUrl.searchParams.set('api_key', `${this.credentials.username}:${this.credentials.password}`);
+    const ws = new WebSocket(wsUrl, { handshakeTimeout: 10_000 });
+    this.ws = ws;
+    let failedOnce = false;
+    const fail = (err: unknown) => {
+      if (failedOnce || this.ws !== ws) return;
+      failedOnce = true;
+      this.ws = undefined;
+      if (this.pingTimer) clearInterval(this.pingTimer);
+      this.pingTimer = undefined;
+      ws.removeAllListeners('message');
+      ws.terminate();
+      this.failed(err);
+    };
+    ws.on('unexpected-response', (_req, res) => {
+      const status = res.statusCode ?? 0;
+      res.resume();
+      fail(new Error(status === 401 ? 'ARI WebSocket rejected the credentials (401)' : `ARI WebSocket upgrade answered HTTP ${status}`));
+    });
+    ws.on('error', (err) => fail(err));
+    ws.on('close', (code) => fail(new Error(`ARI WebSocket closed (code ${code})`)));
+    ws.on('open', () => {
+      if (this.closed) {
+        ws.close(1000);
+        return;
+      }
+      const reconnected = this.everConnected;
+      this.everConnected = true;
+      this.setState({
+        connected: true,
+        reconnectAttempts: 0,
+        reconnects: this.state.reconnects + (reconnected ? 1 : 0),
+        lastConnectedAt: new Date().toISOString(),
+        nextRetryInMs: undefined,
+      });
+      this.startPing(ws, fail);
+      this.firstConnect?.resolve();
+      this.firstConnect = undefined;
+    });
+    ws.on('pong', () => {
+      this.awaitingPong = false;
+    });
+    ws.on('message', (data) => this.dispatch(data.toString()));
+  }
+
+  private startPing(ws: WebSocket, fail: (err: unknown) => void): void {
+    if (this.pingIntervalMs <= 0) return;
+    this.awaitingPong = false;
+    this.pingTimer = setInterval(() => {
+      if (this.awaitingPong) {
+        fail(new Error('ARI WebSocket missed a keep-alive pong'));
+        return;
+      }
+      this.awaitingPong = true;
+      ws.ping();
+    }, this.pingIntervalMs);
+    this.pingTimer.unref();
+  }
+
+  private failed(err: unknown): void {
+    if (this.closed) return;
+    const message = redact(describe(err), this.credentials.password);
+    const wasConnected = this.state.connected;
+    const attempts = this.state.reconnectAttempts + 1;
+    const delay = this.backoffDelay(attempts);
+    this.setState({
+      connected: false,
+      lastError: message,
+      reconnectAttempts: attempts,
+      lastDisconnectedAt: wasConnected ? new Date().toISOString() : this.state.lastDisconnectedAt,
+      nextRetryInMs: delay,
+    });
+    if (this.firstConnect && !this.everConnected) {
+      this.firstConnect.reject(err instanceof ProviderApiError ? err : new ProviderApiError('ari', `ARI WebSocket: ${message}`, true));
+      this.firstConnect = undefined;
+    }
+    this.retryTimer = setTimeout(() => void this.attempt(), delay);
+    this.retryTimer.unref();
+  }
+
+  /** Exponential backoff for the n-th consecutive failure (n ≥ 1), capped, optionally jittered. */
+  private backoffDelay(n: number): number {
+    const { initialDelayMs, maxDelayMs, factor, jitter } = this.reconnect;
+    const raw = Math.min(maxDelayMs, initialDelayMs * factor ** (n - 1));
+    return Math.round(jitter ? raw / 2 + (this.random() * raw) / 2 : raw);
+  }
+
+  private setState(patch: Partial<AriHealth>): void {
+    this.state = { ...this.state, ...patch };
+    for (const k of Object.keys(this.state) as (keyof AriHealth)[]) if (this.state[k] === undefined) delete this.state[k];
+    if (patch.connected !== undefined || patch.nextRetryInMs !== undefined) {
+      const snapshot = this.health();
+      for (const l of this.healthListeners) safely(() => l(snapshot));
+    }
+  }
+
+  private dispatch(text: string): void {
+    let msg: unknown;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      return;
+    }
+    const event = normalizeEvent(msg);
+    if (!event) return;
+    for (const l of this.eventListeners) safely(() => l(event));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------------------
+
+class AriCallFailure extends Error {
+  constructor(
+    readonly status: number | undefined,
+    readonly ariMessage: string | undefined,
+    readonly inner?: Error,
+  ) {
+    super(ariMessage ?? inner?.message ?? 'ARI request failed');
+  }
+
+  /** ari-client rejects with Error(body) (body `{"message": ...}`), a raw swagger response, or a thrown string. */
+  static from(err: unknown, status: number | undefined): AriCallFailure {
+    if (err instanceof AriCallFailure) return err;
+    if (err instanceof ProviderApiError) return new AriCallFailure(undefined, undefined, err);
+    let text: string | undefined;
+    let st = status;
+    if (err instanceof Error) text = err.message;
+    else if (typeof err === 'string') text = err;
+    else if (err && typeof err === 'object') {
+      const o = err as { status?: unknown; data?: unknown };
+      if (typeof o.status === 'number' && o.status > 0) st ??= o.status;
+      if (o.data !== undefined) text = String(o.data);
+    }
+    let message = text;
+    if (text) {
+      try {
+        const parsed = JSON.parse(text) as { message?: unknown; error?: unknown };
+        if (typeof parsed.message === 'string') message = parsed.message;
+        else if (typeof parsed.error === 'string') message = parsed.error;
+      } catch {
+        // not JSON: keep the text
+      }
+    }
+    return new AriCallFailure(st, message, err instanceof Error ? err : undefined);
+  }
+
+  toProviderError(what: string): ProviderApiError {
+    if (this.inner instanceof ProviderApiError) return this.inner;
+    const status = this.status;
+    const retryable = status === undefined || status >= 500;
+    const detail = `Asterisk ${what} failed${status ? ` (HTTP ${status})` : ''}: ${this.ariMessage ?? 'no response'}`;
+    return new ProviderApiError('ari', detail, retryable);
+  }
+}
+
+function toChannelInfo(raw: unknown): AriChannelInfo {
+  const c = (raw ?? {}) as {
+    id?: string; name?: string; state?: string;
+    caller?: { name?: string; number?: string };
+    dialplan?: { exten?: string; context?: string };
+  };
+  return strip({
+    id: String(c.id ?? ''),
+    name: String(c.name ?? ''),
+    state: String(c.state ?? ''),
+    callerNumber: c.caller?.number || undefined,
+    callerName: c.caller?.name || undefined,
+    dialedExten: c.dialplan?.exten || undefined,
+    context: c.dialplan?.context || undefined,
+  });
+}
+
+/** Turns an ARI WebSocket message into an `AriEvent`; null for messages that are not about a channel. */
+export function normalizeEvent(msg: unknown): AriEvent | null {
+  if (!msg || typeof msg !== 'object') return null;
+  const m = msg as Record<string, unknown>;
+  const type = typeof m.type === 'string' ? m.type : undefined;
+  if (!type) return null;
+  const channel = (type === 'Dial' ? m.peer : m.channel) as Record<string, unknown> | undefined;
+  if (!channel || typeof channel !== 'object' || typeof channel.id !== 'string') return null;
+  const info = toChannelInfo(channel);
+  return strip({
+    type,
+    channelId: info.id,
+    application: typeof m.application === 'string' ? m.application : undefined,
+    cause: typeof m.cause === 'number' ? m.cause : undefined,
+    causeText: typeof m.cause_txt === 'string' ? m.cause_txt : undefined,
+    state: info.state || undefined,
+    callerNumber: info.callerNumber,
+    callerName: info.callerName,
+    dialedExten: info.dialedExten,
+    context: info.context,
+    args: Array.isArray(m.args) ? m.args.map(String) : undefined,
+    dialStatus: type === 'Dial' && typeof m.dialstatus === 'string' ? m.dialstatus : undefined,
+    timestamp: isoTime(m.timestamp),
+  });
+}
+
+/** Asterisk stamps `2024-05-01T10:11:12.345+0000`; JavaScript wants `+00:00`. */
+function isoTime(value: unknown): string {
+  if (typeof value === 'string') {
+    const fixed = value.replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
+    const t = Date.parse(fixed);
+    if (!Number.isNaN(t)) return new Date(t).toISOString();
+  }
+  return new Date().toISOString();
+}
+
+function strip<T extends object>(o: T): T {
+  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+function basic(c: Credentials): string {
+  return `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}`;
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  if (typeof err === 'string') return err;
+  return 'unknown error';
+}
+
+function redact(text: string, secret: string): string {
+  return secret ? text.split(secret).join('***').split(encodeURIComponent(secret)).join('***') : text;
+}
+
+function safely(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // a listener's failure must not break the socket or the other listeners
+  }
+}

@@ -1,0 +1,491 @@
+/**
+ * A fake Asterisk ARI server on loopback that speaks the real protocol: Swagger 1.2 api-docs (what ari-client
+ * loads first), the REST operations Callplane uses on `/ari/channels...`, and the `/ari/events?app=...`
+ * WebSocket with Asterisk-shaped event messages. Tests drive calls with `simulate*` and inspect `requests`.
+ *
+ * Behaviour copied from Asterisk where it matters to us:
+ * - every `/ari/` path needs Basic auth (the WebSocket also takes `api_key=user:pass`); 401 otherwise;
+ * - originate with the `channelId` of a live channel answers 409 `Channel with given unique ID already exists`;
+ *   once the channel is destroyed the id is free again (Asterisk only checks live channels);
+ * - an originated channel is subscribed to its Stasis app at once (it gets ChannelStateChange/Dial/ChannelDestroyed
+ *   before answer) and enters the app (`StasisStart`) when answered;
+ * - errors are JSON `{"message": "..."}` bodies.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { ariApiDocs, withBasePath, type AriEventType } from './ari-api-docs.js';
+
+export interface FakeAriOptions {
+  username?: string;
+  password?: string;
+  /** `asterisk_id` put on events. */
+  asteriskId?: string;
+}
+
+export interface RecordedAriRequest {
+  method: string;
+  /** Path without the query string, e.g. `/ari/channels`. */
+  path: string;
+  query: Record<string, string>;
+  /** Parsed JSON body, or undefined when there was none. */
+  body?: unknown;
+  /** User name from Basic auth or `api_key`, undefined when none was given. */
+  user?: string;
+  authorized: boolean;
+  status: number;
+  websocket: boolean;
+}
+
+export interface FakeChannel {
+  id: string;
+  name: string;
+  state: 'Down' | 'Rsrvd' | 'OffHook' | 'Dialing' | 'Ring' | 'Ringing' | 'Up' | 'Busy';
+  caller: { name: string; number: string };
+  connected: { name: string; number: string };
+  accountcode: string;
+  dialplan: { context: string; exten: string; priority: number; app_name: string; app_data: string };
+  creationtime: string;
+  language: string;
+  /** Stasis application the channel is subscribed to. */
+  app: string;
+  appArgs: string[];
+  inStasis: boolean;
+  endpoint: string;
+  variables: Record<string, string>;
+  timeoutSeconds?: number;
+}
+
+/** Q.850 cause texts as Asterisk's ast_cause2str spells them. */
+export const CAUSE_TEXT: Record<number, string> = {
+  0: 'Unknown',
+  1: 'Unallocated (unassigned) number',
+  3: 'No route to destination',
+  16: 'Normal Clearing',
+  17: 'User busy',
+  18: 'No user responding',
+  19: 'User alerting, no answer',
+  21: 'Call Rejected',
+  27: 'Destination out of order',
+  28: 'Invalid number format (addr incomplete)',
+  31: 'Normal, unspecified',
+  34: 'Circuit/channel congestion',
+  38: 'Network out of order',
+  58: 'Bearer capability not available',
+  127: 'Interworking, unspecified',
+};
+
+/** ARI hangup `reason` → cause code, as Asterisk maps them. */
+const REASON_CAUSE: Record<string, number> = {
+  normal: 16, busy: 17, congestion: 34, no_answer: 19, timeout: 19, rejected: 21, unallocated: 1,
+  normal_unspecified: 31, number_incomplete: 28, codec_mismatch: 58, interworking: 127, failure: 38,
+  answered_elsewhere: 26,
+};
+
+interface Socket {
+  ws: WebSocket;
+  apps: string[];
+}
+
+interface Failure {
+  status: number;
+  message: string;
+  match?: (method: string, path: string) => boolean;
+}
+
+export class FakeAriServer {
+  readonly requests: RecordedAriRequest[] = [];
+  readonly channels = new Map<string, FakeChannel>();
+  /** When true, WebSocket upgrades are refused with 503 (Asterisk down or restarting). */
+  refuseWebSockets = false;
+
+  private readonly server: http.Server;
+  private readonly wss: WebSocketServer;
+  private readonly sockets = new Set<Socket>();
+  private readonly failures: Failure[] = [];
+  private readonly username: string;
+  private readonly password: string;
+  private readonly asteriskId: string;
+  private channelSeq = 0;
+
+  private constructor(opts: FakeAriOptions) {
+    this.username = opts.username ?? 'asterisk';
+    this.password = opts.password ?? 'secret';
+    this.asteriskId = opts.asteriskId ?? '02:42:ac:11:00:02';
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        this.send(res, 500, { message: `fake ARI error: ${(err as Error).message}` });
+      });
+    });
+    this.wss = new WebSocketServer({ noServer: true });
+    this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
+  }
+
+  static async start(opts: FakeAriOptions = {}): Promise<FakeAriServer> {
+    const fake = new FakeAriServer(opts);
+    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
+    return fake;
+  }
+
+  /** `http://127.0.0.1:<port>`: what a configuration's `ari_endpoint` holds. */
+  get url(): string {
+    const { port } = this.server.address() as AddressInfo;
+    return `http://127.0.0.1:${port}`;
+  }
+
+  get credentials(): { username: string; password: string } {
+    return { username: this.username, password: this.password };
+  }
+
+  /** Open event WebSockets, with the apps each subscribed to. */
+  get connectedApps(): string[][] {
+    return [...this.sockets].map((s) => s.apps);
+  }
+
+  /** The next `count` REST requests (matching `match` when given) answer `status` with `{message}`. */
+  failNext(count: number, status: number, message: string, match?: (method: string, path: string) => boolean): void {
+    for (let i = 0; i < count; i++) this.failures.push({ status, message, match });
+  }
+
+  /** The called party rings: ChannelStateChange to `Ringing` and a `Dial` with status RINGING. */
+  simulateRinging(channelId: string): void {
+    const ch = this.mustGet(channelId);
+    ch.state = 'Ringing';
+    this.emit(ch.app, 'ChannelStateChange', { channel: this.snapshot(ch) });
+    this.emit(ch.app, 'Dial', { peer: this.snapshot(ch), dialstring: ch.endpoint.split('/').slice(1).join('/'), dialstatus: 'RINGING' });
+  }
+
+  /** The called party answers: ChannelStateChange to `Up`, Dial ANSWER, then the channel enters Stasis (StasisStart). */
+  simulateAnswer(channelId: string): void {
+    const ch = this.mustGet(channelId);
+    ch.state = 'Up';
+    this.emit(ch.app, 'ChannelStateChange', { channel: this.snapshot(ch) });
+    this.emit(ch.app, 'Dial', { peer: this.snapshot(ch), dialstring: ch.endpoint.split('/').slice(1).join('/'), dialstatus: 'ANSWER' });
+    ch.inStasis = true;
+    ch.dialplan = { ...ch.dialplan, app_name: 'Stasis', app_data: [ch.app, ...ch.appArgs].join(',') };
+    this.emit(ch.app, 'StasisStart', { args: ch.appArgs, channel: this.snapshot(ch) });
+  }
+
+  /**
+   * The far end (or the network) ends the call with a Q.850 `cause`: ChannelHangupRequest, StasisEnd when the
+   * channel was in the app, then ChannelDestroyed; the channel id becomes free again.
+   */
+  simulateHangup(channelId: string, cause: number, causeText?: string): void {
+    const ch = this.mustGet(channelId);
+    this.emit(ch.app, 'ChannelHangupRequest', { cause, channel: this.snapshot(ch) });
+    this.destroy(ch, cause, causeText);
+  }
+
+  /**
+   * A call comes in and the dialplan sends it to `Stasis(app)`: a new channel in state `Ring` whose caller is
+   * `callerNumber` and whose dialplan extension is `dialedExten`, announced with StasisStart.
+   */
+  simulateInbound(opts: { channelId: string; callerNumber: string; dialedExten: string; app?: string; context?: string; callerName?: string; args?: string[] }): FakeChannel {
+    const app = opts.app ?? this.defaultApp();
+    const ch: FakeChannel = {
+      id: opts.channelId,
+      name: `PJSIP/trunk-${this.nextSeq()}`,
+      state: 'Ring',
+      caller: { name: opts.callerName ?? '', number: opts.callerNumber },
+      connected: { name: '', number: '' },
+      accountcode: '',
+      dialplan: { context: opts.context ?? 'from-trunk', exten: opts.dialedExten, priority: 2, app_name: 'Stasis', app_data: app },
+      creationtime: asteriskTime(),
+      language: 'en',
+      app,
+      appArgs: opts.args ?? [],
+      inStasis: true,
+      endpoint: 'PJSIP/trunk',
+      variables: {},
+    };
+    this.channels.set(ch.id, ch);
+    this.emit(app, 'StasisStart', { args: ch.appArgs, channel: this.snapshot(ch) });
+    return ch;
+  }
+
+  /** Closes every event WebSocket from the server side, as when Asterisk restarts. */
+  dropWebSockets(): void {
+    for (const s of this.sockets) s.ws.terminate();
+    this.sockets.clear();
+  }
+
+  /** Sends a raw event to the sockets subscribed to `app` (for tests of unusual messages). */
+  emitRaw(app: string, message: Record<string, unknown>): void {
+    const data = JSON.stringify(message);
+    for (const s of this.sockets) if (s.apps.includes(app)) s.ws.send(data);
+  }
+
+  async close(): Promise<void> {
+    this.dropWebSockets();
+    this.wss.close();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+
+  private nextSeq(): string {
+    this.channelSeq += 1;
+    return this.channelSeq.toString(16).padStart(8, '0');
+  }
+
+  private defaultApp(): string {
+    const first = [...this.sockets][0];
+    return first?.apps[0] ?? 'callplane';
+  }
+
+  private mustGet(channelId: string): FakeChannel {
+    const ch = this.channels.get(channelId);
+    if (!ch) throw new Error(`fake ARI: no live channel ${channelId}`);
+    return ch;
+  }
+
+  private snapshot(ch: FakeChannel): Record<string, unknown> {
+    return {
+      id: ch.id,
+      name: ch.name,
+      state: ch.state,
+      caller: { ...ch.caller },
+      connected: { ...ch.connected },
+      accountcode: ch.accountcode,
+      dialplan: { ...ch.dialplan },
+      creationtime: ch.creationtime,
+      language: ch.language,
+    };
+  }
+
+  private destroy(ch: FakeChannel, cause: number, causeText?: string): void {
+    if (ch.inStasis) {
+      ch.inStasis = false;
+      this.emit(ch.app, 'StasisEnd', { channel: this.snapshot(ch) });
+    }
+    this.channels.delete(ch.id);
+    this.emit(ch.app, 'ChannelDestroyed', {
+      cause,
+      cause_txt: causeText ?? CAUSE_TEXT[cause] ?? 'Unknown',
+      channel: this.snapshot(ch),
+    });
+  }
+
+  private emit(app: string, type: AriEventType, fields: Record<string, unknown>): void {
+    this.emitRaw(app, { type, timestamp: asteriskTime(), asterisk_id: this.asteriskId, application: app, ...fields });
+  }
+
+  private authUser(req: http.IncomingMessage, query: URLSearchParams): { user?: string; ok: boolean } {
+    const header = req.headers.authorization;
+    let user: string | undefined;
+    let pass: string | undefined;
+    if (header?.startsWith('Basic ')) {
+      const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
+      const i = decoded.indexOf(':');
+      user = decoded.slice(0, i);
+      pass = decoded.slice(i + 1);
+    } else if (query.has('api_key')) {
+      const key = query.get('api_key') ?? '';
+      const i = key.indexOf(':');
+      user = key.slice(0, i);
+      pass = key.slice(i + 1);
+    }
+    return { user, ok: user === this.username && pass === this.password };
+  }
+
+  private upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const auth = this.authUser(req, url.searchParams);
+    const record = (status: number): void => {
+      this.requests.push({
+        method: 'GET', path: url.pathname, query: queryObject(url.searchParams), user: auth.user,
+        authorized: auth.ok, status, websocket: true,
+      });
+    };
+    const refuse = (status: number, text: string): void => {
+      record(status);
+      socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      socket.destroy();
+    };
+    if (url.pathname !== '/ari/events') return refuse(404, 'Not Found');
+    if (!auth.ok) return refuse(401, 'Unauthorized');
+    if (this.refuseWebSockets) return refuse(503, 'Service Unavailable');
+    const apps = (url.searchParams.get('app') ?? '').split(',').filter(Boolean);
+    if (apps.length === 0) return refuse(400, 'Bad Request');
+    record(101);
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const entry: Socket = { ws, apps };
+      this.sockets.add(entry);
+      ws.on('close', () => this.sockets.delete(entry));
+      ws.on('error', () => this.sockets.delete(entry));
+    });
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const method = (req.method ?? 'GET').toUpperCase();
+    const raw = await readBody(req);
+    let body: unknown;
+    if (raw.length > 0) {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = raw;
+      }
+    }
+    const auth = this.authUser(req, url.searchParams);
+    const entry: RecordedAriRequest = {
+      method, path: url.pathname, query: queryObject(url.searchParams), body, user: auth.user,
+      authorized: auth.ok, status: 0, websocket: false,
+    };
+    this.requests.push(entry);
+    const reply = (status: number, payload?: unknown): void => {
+      entry.status = status;
+      this.send(res, status, payload);
+    };
+
+    if (!url.pathname.startsWith('/ari/')) return reply(404, { message: 'Not found' });
+    if (!auth.ok) return reply(401, { message: 'Authentication required' });
+
+    const origin = `http://${req.headers.host ?? '127.0.0.1'}`;
+    const docs = ariApiDocs();
+    if (method === 'GET' && url.pathname === '/ari/api-docs/resources.json') return reply(200, withBasePath(docs.listing, origin));
+    const docMatch = /^\/ari\/api-docs\/([a-z]+)\.json$/.exec(url.pathname);
+    if (method === 'GET' && docMatch) {
+      const doc = docs.resources[docMatch[1]];
+      return doc ? reply(200, withBasePath(doc, origin)) : reply(404, { message: 'Not found' });
+    }
+
+    const failIndex = this.failures.findIndex((f) => !f.match || f.match(method, url.pathname));
+    if (failIndex >= 0) {
+      const [f] = this.failures.splice(failIndex, 1);
+      return reply(f.status, { message: f.message });
+    }
+
+    const q = url.searchParams;
+    const parts = url.pathname.slice('/ari/'.length).split('/').map(decodeURIComponent);
+    if (parts[0] === 'asterisk' && parts[1] === 'ping' && method === 'GET') {
+      return reply(200, { asterisk_id: this.asteriskId, ping: 'pong', timestamp: asteriskTime() });
+    }
+    if (parts[0] === 'applications') {
+      const names = new Set([...this.sockets].flatMap((s) => s.apps));
+      const describe = (name: string) => ({
+        name,
+        channel_ids: [...this.channels.values()].filter((c) => c.app === name).map((c) => c.id),
+        bridge_ids: [], endpoint_ids: [], device_names: [],
+      });
+      if (parts.length === 1 && method === 'GET') return reply(200, [...names].map(describe));
+      if (parts.length === 2 && method === 'GET') {
+        return names.has(parts[1]) ? reply(200, describe(parts[1])) : reply(404, { message: 'Application not found' });
+      }
+    }
+    if (parts[0] === 'channels') {
+      if (parts.length === 1 && method === 'GET') return reply(200, [...this.channels.values()].map((c) => this.snapshot(c)));
+      if (parts.length === 1 && method === 'POST') return this.originate(q.get('channelId') ?? undefined, q, body, reply);
+      const ch = this.channels.get(parts[1]);
+      if (parts.length === 2 && method === 'POST') return this.originate(parts[1], q, body, reply);
+      if (!ch) return reply(404, { message: 'Channel not found' });
+      if (parts.length === 2 && method === 'GET') return reply(200, this.snapshot(ch));
+      if (parts.length === 2 && method === 'DELETE') {
+        const reason = q.get('reason_code') ? Number(q.get('reason_code')) : REASON_CAUSE[q.get('reason') ?? 'normal'];
+        if (reason === undefined || Number.isNaN(reason)) return reply(400, { message: 'Invalid reason for hangup provided' });
+        reply(204);
+        this.destroy(ch, reason);
+        return;
+      }
+      if (parts.length === 3 && method === 'POST' && parts[2] === 'answer') {
+        if (!ch.inStasis) return reply(409, { message: 'Channel not in Stasis application' });
+        ch.state = 'Up';
+        reply(204);
+        this.emit(ch.app, 'ChannelStateChange', { channel: this.snapshot(ch) });
+        return;
+      }
+      if (parts.length === 3 && method === 'POST' && parts[2] === 'ring') {
+        if (!ch.inStasis) return reply(409, { message: 'Channel not in Stasis application' });
+        return reply(204);
+      }
+      if (parts.length === 3 && method === 'POST' && parts[2] === 'continue') {
+        if (!ch.inStasis) return reply(409, { message: 'Channel not in Stasis application' });
+        reply(204);
+        ch.inStasis = false;
+        this.emit(ch.app, 'StasisEnd', { channel: this.snapshot(ch) });
+        return;
+      }
+      if (parts.length === 3 && method === 'GET' && parts[2] === 'variable') {
+        const name = q.get('variable') ?? '';
+        if (!name) return reply(400, { message: 'Variable name is required' });
+        return name in ch.variables ? reply(200, { value: ch.variables[name] }) : reply(404, { message: 'Provided variable was not found' });
+      }
+    }
+    return reply(404, { message: 'Resource not found' });
+  }
+
+  private originate(
+    channelId: string | undefined,
+    q: URLSearchParams,
+    body: unknown,
+    reply: (status: number, payload?: unknown) => void,
+  ): void {
+    const endpoint = q.get('endpoint') ?? '';
+    const app = q.get('app') ?? '';
+    if (!endpoint) return reply(400, { message: 'Endpoint must be specified' });
+    const slash = endpoint.indexOf('/');
+    if (slash <= 0 || slash === endpoint.length - 1) return reply(400, { message: 'Invalid endpoint specified' });
+    if (!app && !q.get('extension')) return reply(400, { message: 'Application or extension must be specified' });
+    const variables = (body && typeof body === 'object' && 'variables' in body ? (body as { variables: unknown }).variables : undefined) ?? {};
+    if (typeof variables !== 'object' || Object.values(variables as object).some((v) => typeof v !== 'string')) {
+      return reply(400, { message: "Only string values in the 'variables' object allowed" });
+    }
+    const id = channelId || `${Date.now()}.${this.nextSeq()}`;
+    if (this.channels.has(id)) return reply(409, { message: 'Channel with given unique ID already exists' });
+    const callerId = q.get('callerId') ?? '';
+    const cid = /^(?:"?([^"<]*)"?\s*)?<([^>]*)>$/.exec(callerId);
+    const ch: FakeChannel = {
+      id,
+      name: `${endpoint.slice(0, slash)}/${endpoint.slice(slash + 1).split('@').pop()}-${this.nextSeq()}`,
+      state: 'Down',
+      caller: cid ? { name: (cid[1] ?? '').trim(), number: cid[2] } : { name: '', number: callerId },
+      connected: { name: '', number: '' },
+      accountcode: '',
+      dialplan: { context: 'default', exten: 's', priority: 1, app_name: '', app_data: '' },
+      creationtime: asteriskTime(),
+      language: 'en',
+      app,
+      appArgs: (q.get('appArgs') ?? '').split(',').filter((a) => a !== ''),
+      inStasis: false,
+      endpoint,
+      variables: { ...(variables as Record<string, string>) },
+      timeoutSeconds: q.has('timeout') ? Number(q.get('timeout')) : undefined,
+    };
+    this.channels.set(id, ch);
+    reply(200, this.snapshot(ch));
+  }
+
+  private send(res: http.ServerResponse, status: number, payload?: unknown): void {
+    if (payload === undefined) {
+      res.writeHead(status);
+      res.end();
+      return;
+    }
+    const text = JSON.stringify(payload);
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+}
+
+function queryObject(params: URLSearchParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of params) out[k] = v;
+  return out;
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** Asterisk's event timestamp format: `2024-05-01T10:11:12.345+0000`. */
+function asteriskTime(d = new Date()): string {
+  return d.toISOString().replace('Z', '+0000');
+}
