@@ -533,8 +533,9 @@ export class AriClient {
     if (this.closed) return;
     const message = redact(describe(err), this.credentials.password);
     const wasConnected = this.state.connected;
-    const attempts = this.state.reconnectAttempts + 1;
-    const delay = this.backoffDelay(attempts);
+    // Losing an open socket is not a failed attempt; every failed connection attempt is.
+    const attempts = wasConnected ? 0 : this.state.reconnectAttempts + 1;
+    const delay = this.backoffDelay(attempts + 1);
     this.setState({
       connected: false,
       lastError: message,
