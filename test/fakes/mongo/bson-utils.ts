@@ -9,22 +9,25 @@
 import { BSON } from 'mongodb';
 
 const { EJSON } = BSON;
+
+/** The driver serializes with `ignoreUndefined: false` (undefined is stored as null); bson's own default drops it. */
+const SERIALIZE = { ignoreUndefined: false } as const;
 import type { Document } from 'mongodb';
 
 /** Copies a document through BSON, like a round trip to the server. Throws on values BSON cannot hold. */
 export function cloneDoc<T extends Document>(doc: T): T {
-  return BSON.deserialize(BSON.serialize(doc)) as T;
+  return BSON.deserialize(BSON.serialize(doc, SERIALIZE)) as T;
 }
 
 /** Copies any value (scalar, array, document) through BSON. */
 export function cloneValue<T>(value: T): T {
   if (value === undefined) return value;
-  return (BSON.deserialize(BSON.serialize({ v: value })) as { v: T }).v;
+  return (BSON.deserialize(BSON.serialize({ v: value }, SERIALIZE)) as { v: T }).v;
 }
 
 /** Byte-level equality of two documents (what the server uses to decide whether an update modified a doc). */
 export function sameDocument(a: Document, b: Document): boolean {
-  return Buffer.from(BSON.serialize(a)).equals(Buffer.from(BSON.serialize(b)));
+  return Buffer.from(BSON.serialize(a, SERIALIZE)).equals(Buffer.from(BSON.serialize(b, SERIALIZE)));
 }
 
 /**

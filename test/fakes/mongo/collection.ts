@@ -219,7 +219,10 @@ export class DoubleCollection<TSchema extends Document = Document> {
         if (inserting && $setOnInsert) modifier.$set = { ...(modifier.$set ?? {}), ...cloneValue($setOnInsert) };
         result = cloneDoc(original);
         if (Object.keys(modifier).length > 0) {
-          mingoUpdate(result, modifier, arrayFilters ? cloneValue(arrayFilters) : undefined, filter, { cloneMode: 'none' });
+          // mingo refuses any write to _id (even the same value, even on insert); the double checks _id itself below.
+          mingoUpdate(result, modifier, arrayFilters ? cloneValue(arrayFilters) : undefined, inserting ? undefined : filter, {
+            cloneMode: 'none', queryOptions: { idKey: '\u0000no-id-protection' },
+          });
         }
       }
     } catch (err) {
