@@ -1,0 +1,7 @@
+import { identityMigration } from './001-identity.js';
+import type { Migration } from './migration.js';
+
+export type { Migration };
+
+/** Every schema step in order. Append only; never edit a released migration. */
+export const migrations: readonly Migration[] = [identityMigration];

@@ -1,0 +1,44 @@
+import { RateLimitedError, UnauthenticatedError } from '../errors.js';
+import type { Clock } from '../ports/clock.port.js';
+import type { PasswordHasher } from '../ports/crypto.port.js';
+import type { IdentityRepository } from '../ports/identity.repository.port.js';
+import type { RateLimiter } from '../ports/rate-limiter.port.js';
+import { normalizeEmail } from './identity.js';
+import type { IssuedSession, SessionIssuer } from './session-issuer.js';
+
+const INVALID = 'Incorrect email or password';
+
+/** A hash that never matches, verified when the email is unknown so both failures take the same time. */
+const DECOY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+/**
+ * Email + password → session. Unknown email and wrong password fail alike (401 `invalid_credentials`).
+ * Failures are throttled per email and per client address (429 `rate_limited` with Retry-After).
+ */
+export class LogIn {
+  constructor(
+    private readonly identities: IdentityRepository,
+    private readonly passwords: PasswordHasher,
+    private readonly sessions: SessionIssuer,
+    private readonly limiters: { perEmail: RateLimiter; perAddress: RateLimiter },
+    private readonly clock: Clock,
+  ) {}
+
+  async execute(input: { email: string; password: string; clientAddress: string }): Promise<IssuedSession> {
+    const email = normalizeEmail(input.email);
+    const { perEmail, perAddress } = this.limiters;
+    const now = this.clock.now();
+    const wait = Math.max(perEmail.retryAfter(email, now), perAddress.retryAfter(input.clientAddress, now));
+    if (wait > 0) throw new RateLimitedError(wait, 'Too many failed logins; try again later');
+
+    const user = await this.identities.findUserByEmail(email);
+    const ok = await this.passwords.verify(input.password, user?.passwordHash ?? DECOY_HASH);
+    if (!user || !ok) {
+      perEmail.recordFailure(email, now);
+      perAddress.recordFailure(input.clientAddress, now);
+      throw new UnauthenticatedError('invalid_credentials', INVALID);
+    }
+    perEmail.reset(email);
+    return this.sessions.issue(user);
+  }
+}

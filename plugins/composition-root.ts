@@ -1,0 +1,47 @@
+import 'reflect-metadata';
+import { Container } from 'inversify';
+import type express from 'express';
+import { Authenticate } from '../core/identity/authenticate.use-case.js';
+import { Logger } from '../core/ports/logger.port.js';
+import { createApp } from '../http/app.js';
+import { healthRoutes } from '../http/routes/health.routes.js';
+import type { RouteDefinition } from '../http/routing/route.js';
+import { foundationModule, type FoundationOptions } from './modules/foundation.module.js';
+import { identityModule } from './modules/identity.module.js';
+import { storageModule } from './modules/storage.module.js';
+import type { Settings } from './settings.js';
+import { HttpRoutesToken, SettingsToken, StorageProbeToken } from './tokens.js';
+import { packageVersion } from './version.js';
+
+export const ExpressAppToken = Symbol.for('callplane.ExpressApp');
+
+/**
+ * The composition root: the only place that knows every adapter and wires core use cases to them. Core
+ * classes are constructed here with `toResolvedValue`, never decorated. Entry points (http/main.ts, the CLI,
+ * tests) call `buildContainer` and `container.get` what they need.
+ */
+export function buildContainer(options: FoundationOptions): Container {
+  const c = new Container();
+  foundationModule(c, options);
+  storageModule(c, options.settings);
+  identityModule(c);
+
+  const version = packageVersion();
+  c.bind(HttpRoutesToken).toResolvedValue(
+    (probe: () => Promise<boolean>) => healthRoutes({ version, storageReachable: probe }),
+    [StorageProbeToken],
+  );
+  c.bind<express.Express>(ExpressAppToken).toResolvedValue(
+    (authenticate: Authenticate, logger: Logger, settings: Settings) =>
+      createApp({
+        routes: c.getAll<RouteDefinition[]>(HttpRoutesToken).flat(),
+        authenticate,
+        logger,
+        version,
+        publicUrl: settings.publicUrl,
+        maxJsonBodyBytes: settings.maxJsonBodyBytes,
+      }),
+    [Authenticate, Logger, SettingsToken],
+  ).inSingletonScope();
+  return c;
+}

@@ -1,0 +1,49 @@
+import type { Container } from 'inversify';
+import { Clock, systemClock } from '../../core/ports/clock.port.js';
+import { PasswordHasher, SecretCipher, TokenService, UrlSigner } from '../../core/ports/crypto.port.js';
+import { Logger } from '../../core/ports/logger.port.js';
+import { AesGcmSecretCipher, HmacUrlSigner, NodeTokenService, ScryptPasswordHasher } from '../../adapters/crypto/node-crypto.js';
+import { openMigratedSqlite, type SqliteDatabase } from '../../adapters/storage/sqlite/database.js';
+import { join } from 'node:path';
+import { Lifecycle } from '../lifecycle.js';
+import type { Settings } from '../settings.js';
+import { LifecycleToken, SecretKeyToken, SettingsToken, SqliteDatabaseToken, StorageProbeToken } from '../tokens.js';
+
+export interface FoundationOptions {
+  settings: Settings;
+  secretKey: string;
+  logger: Logger;
+  clock?: Clock;
+  /** An already open database (tests share one); otherwise `<dataDir>/callplane.db` is opened and migrated. */
+  sqlite?: SqliteDatabase;
+}
+
+/** Settings, logging, clock, crypto, rate limiting, the lifecycle and the embedded database. */
+export function foundationModule(c: Container, o: FoundationOptions): void {
+  c.bind(SettingsToken).toConstantValue(o.settings);
+  c.bind(SecretKeyToken).toConstantValue(o.secretKey);
+  c.bind(Logger).toConstantValue(o.logger);
+  c.bind(Clock).toConstantValue(o.clock ?? systemClock);
+  c.bind(LifecycleToken).toConstantValue(new Lifecycle());
+  c.bind(PasswordHasher).toConstantValue(new ScryptPasswordHasher());
+  c.bind(TokenService).toConstantValue(new NodeTokenService());
+  c.bind(SecretCipher).toConstantValue(new AesGcmSecretCipher(o.secretKey));
+  c.bind(UrlSigner).toConstantValue(new HmacUrlSigner(o.secretKey));
+
+  c.bind<SqliteDatabase>(SqliteDatabaseToken)
+    .toResolvedValue(
+      (lifecycle: Lifecycle) => {
+        const db = o.sqlite ?? openMigratedSqlite(join(o.settings.dataDir, 'callplane.db'));
+        lifecycle.onStop('sqlite', () => {
+          if (db.open && !o.sqlite) db.close();
+        });
+        return db;
+      },
+      [LifecycleToken],
+    )
+    .inSingletonScope();
+  c.bind(StorageProbeToken).toResolvedValue(
+    (db: SqliteDatabase) => async () => db.open && db.prepare('SELECT 1 AS ok').get() !== undefined,
+    [SqliteDatabaseToken],
+  );
+}
