@@ -2,6 +2,8 @@ import type { Container } from 'inversify';
 import { Clock, systemClock } from '../../core/ports/clock.port.js';
 import { PasswordHasher, SecretCipher, TokenService, UrlSigner } from '../../core/ports/crypto.port.js';
 import { Logger } from '../../core/ports/logger.port.js';
+import { ObjectStore } from '../../core/ports/object-store.port.js';
+import { LocalObjectStore } from '../../adapters/files/local/local-object-store.js';
 import { AesGcmSecretCipher, HmacUrlSigner, NodeTokenService, ScryptPasswordHasher } from '../../adapters/crypto/node-crypto.js';
 import { openMigratedSqlite, type SqliteDatabase } from '../../adapters/storage/sqlite/database.js';
 import { join } from 'node:path';
@@ -42,6 +44,10 @@ export function foundationModule(c: Container, o: FoundationOptions): void {
       [LifecycleToken],
     )
     .inSingletonScope();
+  c.bind(ObjectStore).toResolvedValue(
+    (signer: UrlSigner, clock: Clock) => new LocalObjectStore(join(o.settings.dataDir, 'files'), o.settings.publicUrl, signer, clock),
+    [UrlSigner, Clock],
+  ).inSingletonScope();
   c.bind(StorageProbeToken).toResolvedValue(
     (db: SqliteDatabase) => async () => db.open && db.prepare('SELECT 1 AS ok').get() !== undefined,
     [SqliteDatabaseToken],

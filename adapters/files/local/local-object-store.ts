@@ -1,0 +1,119 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { Readable, Transform } from 'node:stream';
+import { InputError, PayloadTooLargeError } from '../../../core/errors.js';
+import type { Clock } from '../../../core/ports/clock.port.js';
+import type { UrlSigner } from '../../../core/ports/crypto.port.js';
+import { isValidObjectKey, type ObjectBody, type ObjectStore, type StoredObject } from '../../../core/ports/object-store.port.js';
+
+/** What a signed upload URL authorizes, recovered from its query string. */
+export interface UploadGrant { key: string; size: number; expires: number }
+
+/** The string an upload signature covers: method, key, declared size and expiry (API.md section 4). */
+export const uploadSignaturePayload = (key: string, size: number, expires: number) => `PUT\n${key}\n${size}\n${expires}`;
+/** The string a download signature covers. */
+export const downloadSignaturePayload = (key: string, expires: number) => `GET\n${key}\n${expires}`;
+
+/**
+ * Files under `<root>/objects/<key>` with a `.meta.json` beside each; writes go to a temporary file that is
+ * renamed into place. Signed URLs point at this service's own routes:
+ * `PUT /api/v1/uploads/<key>?expires=&signature=` and `GET /api/v1/files/<key>?expires=&signature=`.
+ */
+export class LocalObjectStore implements ObjectStore {
+  constructor(
+    private readonly root: string,
+    private readonly publicUrl: string,
+    private readonly signer: UrlSigner,
+    private readonly clock: Clock,
+  ) {}
+
+  private path(key: string): string {
+    if (!isValidObjectKey(key)) throw new InputError('invalid_object_key', 'Invalid object key');
+    return join(this.root, 'objects', key);
+  }
+
+  async put(key: string, body: ObjectBody, options: { contentType?: string; maxBytes?: number } = {}): Promise<StoredObject> {
+    const target = this.path(key);
+    await mkdir(dirname(target), { recursive: true });
+    const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+    let size = 0;
+    const max = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    const counter = new Transform({
+      transform(chunk: Buffer | string, _enc, cb) {
+        const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+        size += buf.length;
+        if (size > max) cb(new PayloadTooLargeError('payload_too_large', `Body is larger than the allowed ${max} bytes`));
+        else cb(null, buf);
+      },
+    });
+    const source = typeof body === 'string' || body instanceof Uint8Array ? Readable.from([body]) : Readable.from(body);
+    try {
+      await pipeline(source, counter, createWriteStream(tmp));
+      const meta: StoredObject = { key, size, contentType: options.contentType ?? 'application/octet-stream' };
+      await writeFile(`${target}.meta.json`, JSON.stringify(meta));
+      await rename(tmp, target);
+      return meta;
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+  }
+
+  async get(key: string): Promise<AsyncIterable<Uint8Array> | null> {
+    const p = this.path(key);
+    try {
+      await stat(p);
+    } catch {
+      return null;
+    }
+    return createReadStream(p);
+  }
+
+  async stat(key: string): Promise<StoredObject | null> {
+    const p = this.path(key);
+    try {
+      const s = await stat(p);
+      const meta = JSON.parse(await readFile(`${p}.meta.json`, 'utf8').catch(() => '{}')) as Partial<StoredObject>;
+      return { key, size: s.size, contentType: meta.contentType ?? 'application/octet-stream' };
+    } catch {
+      return null;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const p = this.path(key);
+    await rm(p, { force: true });
+    await rm(`${p}.meta.json`, { force: true });
+  }
+
+  async signedUploadUrl(key: string, o: { size: number; contentType: string; expiresInSeconds: number }): Promise<string> {
+    this.path(key);
+    const expires = Math.floor(this.clock.now().getTime() / 1000) + o.expiresInSeconds;
+    const signature = this.signer.sign(uploadSignaturePayload(key, o.size, expires));
+    return `${this.publicUrl}/api/v1/uploads/${key}?size=${o.size}&expires=${expires}&signature=${signature}`;
+  }
+
+  async signedDownloadUrl(key: string, o: { expiresInSeconds: number }): Promise<string> {
+    this.path(key);
+    const expires = Math.floor(this.clock.now().getTime() / 1000) + o.expiresInSeconds;
+    const signature = this.signer.sign(downloadSignaturePayload(key, expires));
+    return `${this.publicUrl}/api/v1/files/${key}?expires=${expires}&signature=${signature}`;
+  }
+
+  /** Checks an upload URL's signature and expiry; false when tampered, expired or malformed. */
+  verifyUpload(key: string, size: number, expires: number, signature: string): boolean {
+    if (!isValidObjectKey(key) || !Number.isInteger(size) || !Number.isInteger(expires)) return false;
+    if (expires < Math.floor(this.clock.now().getTime() / 1000)) return false;
+    return this.signer.verify(uploadSignaturePayload(key, size, expires), signature);
+  }
+
+  /** Checks a download URL's signature and expiry. */
+  verifyDownload(key: string, expires: number, signature: string): boolean {
+    if (!isValidObjectKey(key) || !Number.isInteger(expires)) return false;
+    if (expires < Math.floor(this.clock.now().getTime() / 1000)) return false;
+    return this.signer.verify(downloadSignaturePayload(key, expires), signature);
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * Blobs: uploaded contact lists, transcripts, recordings. Keys are `/`-separated paths of safe characters
+ * (`[A-Za-z0-9._-]` segments, no `..`). The embedded adapter keeps files under the data directory and
+ * serves its own signed URLs; an S3-compatible adapter returns real presigned URLs.
+ */
+export const ObjectStore = Symbol.for('callplane.ObjectStore');
+
+export type ObjectBody = AsyncIterable<Uint8Array | string> | Uint8Array | string;
+
+export interface StoredObject {
+  key: string;
+  size: number;
+  contentType: string;
+}
+
+export interface ObjectStore {
+  /**
+   * Stores `body` under `key` (replacing any previous object atomically: readers see the old or the new,
+   * never a partial one). Streams: never holds the whole body in memory. Throws `PayloadTooLargeError`
+   * once more than `maxBytes` arrive (nothing is stored); `InputError('invalid_object_key')` for a bad key.
+   */
+  put(key: string, body: ObjectBody, options?: { contentType?: string; maxBytes?: number }): Promise<StoredObject>;
+  /** The object's bytes as a stream, or null when absent. */
+  get(key: string): Promise<AsyncIterable<Uint8Array> | null>;
+  /** Metadata, or null when absent. */
+  stat(key: string): Promise<StoredObject | null>;
+  /** Removes the object. Idempotent: absent is fine. */
+  delete(key: string): Promise<void>;
+  /** A URL a client can PUT exactly `size` bytes to until `expiresInSeconds` pass, without other credentials. */
+  signedUploadUrl(key: string, options: { size: number; contentType: string; expiresInSeconds: number }): Promise<string>;
+  /** A URL a client can GET the object from until `expiresInSeconds` pass, without other credentials. */
+  signedDownloadUrl(key: string, options: { expiresInSeconds: number; fileName?: string }): Promise<string>;
+}
+
+const SEGMENT = /^[A-Za-z0-9._-]+$/;
+/** True for keys the stores accept. */
+export function isValidObjectKey(key: string): boolean {
+  if (key.length === 0 || key.length > 512) return false;
+  return key.split('/').every((s) => SEGMENT.test(s) && s !== '.' && s !== '..');
+}
