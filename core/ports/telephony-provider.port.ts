@@ -1,0 +1,128 @@
+import type { RunStatus } from '../runs/run.js';
+import type { ProviderManifest } from '../telephony/provider-manifest.js';
+
+/** The final outcome of a call as the campaign engine and dispositions see it. */
+export type CallOutcome = 'completed' | 'busy' | 'no_answer' | 'voicemail' | 'failed' | 'canceled';
+
+/** A provider configuration's credential values, decrypted, keyed by manifest field name. */
+export type ProviderConfig = Record<string, unknown>;
+
+export interface PlaceCallRequest {
+  /**
+   * The call attempt's id. Providers that support it use it as their idempotency key (ARI `channelId`),
+   * so a retry of the same attempt cannot dial twice.
+   */
+  attemptKey: string;
+  organizationId: number;
+  runId: number;
+  to: string;
+  from: string | null;
+  /** Where the provider posts status callbacks for this call (our `/telephony/<provider>/status/<run_id>`). */
+  statusCallbackUrl: string;
+  /** Where the provider fetches call instructions on answer (Twilio TwiML), if it needs one. */
+  answerUrl: string;
+  /** The media WebSocket for this call. */
+  mediaUrl: string;
+  /** Ask the provider to detect answering machines. */
+  machineDetection: boolean;
+  ringTimeoutSeconds: number;
+}
+
+export interface PlacedCall {
+  providerCallId: string;
+  /** True when the provider reported the attempt as already placed (idempotent retry). */
+  alreadyPlaced: boolean;
+}
+
+/** A provider event, normalized at the edge. Unknown events are `ignored` with a reason, never errors. */
+export type NormalizedCallEvent =
+  | {
+      kind: 'status';
+      /** Our run id when the event carries it (our callback URL), else found through providerCallId. */
+      runId?: number;
+      providerCallId?: string;
+      status: RunStatus;
+      /** Present on final statuses. */
+      outcome?: CallOutcome;
+      durationSeconds?: number;
+      at?: Date;
+      detail?: string;
+    }
+  | { kind: 'ignored'; reason: string };
+
+/** An HTTP webhook as the provider sent it, with the exact public URL it was sent to (signatures cover it). */
+export interface WebhookRequest {
+  publicUrl: string;
+  method: string;
+  headers: Record<string, string>;
+  /** Parsed form or JSON body. */
+  body: Record<string, unknown>;
+  rawBody?: Buffer;
+  query: Record<string, string>;
+  /** Our run id taken from the route, when the route carries one. */
+  runId?: number;
+}
+
+export interface InboundCall {
+  providerCallId: string;
+  from: string;
+  to: string;
+  /** The provider account the call arrived on (matched with the configuration's account id). */
+  accountId: string | null;
+}
+
+/** A response body the provider expects (TwiML, NCCO, JSON). */
+export interface ProviderMarkup {
+  contentType: string;
+  body: string;
+}
+
+/**
+ * One configured provider account. Created by the plugin from decrypted credentials. Methods that call the
+ * provider throw `ProviderApiError` (with `retryable`) and never put credentials into messages.
+ */
+export interface TelephonyProvider {
+  readonly manifest: ProviderManifest;
+  /** Places an outbound call. Idempotent per `attemptKey` where the provider allows it. */
+  placeCall(request: PlaceCallRequest): Promise<PlacedCall>;
+  /** Ends a call. Idempotent: an already ended call is fine. */
+  hangup(providerCallId: string): Promise<void>;
+  /** Asks the provider for a call's current status (reconciliation); null when the provider does not know it. */
+  getCallStatus(providerCallId: string): Promise<NormalizedCallEvent | null>;
+  /**
+   * Points the number's inbound calls at `inboundUrl` (null: detach). A reconcile: safe to repeat. Never
+   * throws: failures come back as `{ok: false, message}` (a warning; the caller keeps its change).
+   */
+  syncInboundWebhook(number: { address: string; addressNormalized: string; inboundUrl: string | null }): Promise<{ ok: boolean; message: string }>;
+  /** Checks the webhook's signature against the exact public URL. Pure; never throws. */
+  verifyWebhook(request: WebhookRequest): boolean;
+  /** Normalizes a status callback. Pure; never throws (unknown payloads are `ignored`). */
+  parseStatusCallback(request: WebhookRequest): NormalizedCallEvent;
+  /** Normalizes an inbound call webhook, or says why it is ignored. Pure; never throws. */
+  parseInboundCall(request: WebhookRequest): InboundCall | { ignored: string };
+  /** The markup that connects an answered inbound call to our media endpoint. */
+  inboundAnswer(input: { runId: number; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup;
+  /** The provider's own polite hang-up markup for a refused inbound call. */
+  inboundReject(reason: string): ProviderMarkup;
+  /** Releases connections (ARI WebSocket). Idempotent. */
+  close(): Promise<void>;
+}
+
+/** What the host gives a provider instance. */
+export interface ProviderContext {
+  publicUrl: string;
+  /** Event-driven providers (ARI, simulator) report statuses and inbound calls through these. */
+  reportStatus(event: NormalizedCallEvent & { kind: 'status' }): Promise<void>;
+  reportInbound(call: InboundCall & { configurationId: number }): Promise<{ runId: number } | { refused: string }>;
+  allowPrivateNetwork: boolean;
+}
+
+/** A provider plugin: its manifest, how to derive the account id, and how to build an instance. */
+export interface ProviderPlugin {
+  manifest: ProviderManifest;
+  /** The account part of the (provider, account id, address) uniqueness tuple. Pure and stable. */
+  deriveAccountId(config: ProviderConfig): string;
+  /** Extra checks beyond the manifest schema (SSRF rules for URLs); returns issues as [field, message]. */
+  validateConfig?(config: ProviderConfig, context: { allowPrivateNetwork: boolean }): Array<[string, string]>;
+  create(config: ProviderConfig & { configurationId: number; organizationId: number }, context: ProviderContext): TelephonyProvider;
+}
