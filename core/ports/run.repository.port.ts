@@ -57,6 +57,13 @@ export interface RunRepository {
    * `endedAt` on the final status; `gatheredContext` is merged, `costInfo` merged, `log` appended.
    */
   applyStatus(organizationId: number, runId: number, update: RunStatusUpdate): Promise<{ applied: boolean; run: Run | null }>;
+  /**
+   * The run with this id in any organization, or null. Not tenant-scoped on purpose: it is how a provider
+   * webhook (`/telephony/<provider>/status/<run_id>`, no API credentials) finds the run, its organization
+   * and its telephony configuration, whose credentials then verify the webhook's signature. Never use it
+   * for a user-facing read.
+   */
+  findForProviderEvent(runId: number): Promise<Run | null>;
   /** The run placed through `provider` with that provider call id (webhooks that only carry the provider's id), or null. Not tenant-scoped: it is how a provider event finds its tenant. */
   findByProviderCallId(provider: string, providerCallId: string): Promise<Run | null>;
   /** Stores artifact keys, annotations, appends logs. Returns null when absent. Idempotent per value. */
