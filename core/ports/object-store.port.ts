@@ -30,6 +30,12 @@ export interface ObjectStore {
   signedUploadUrl(key: string, options: { size: number; contentType: string; expiresInSeconds: number }): Promise<string>;
   /** A URL a client can GET the object from until `expiresInSeconds` pass, without other credentials. */
   signedDownloadUrl(key: string, options: { expiresInSeconds: number; fileName?: string }): Promise<string>;
+  /**
+   * Stores that serve their own signed URLs (the embedded one) check them here: true only for an untampered,
+   * unexpired signature over exactly these values. Constant-time; never throws. S3-like stores omit these.
+   */
+  verifyUpload?(key: string, size: number, expires: number, signature: string): boolean;
+  verifyDownload?(key: string, expires: number, signature: string): boolean;
 }
 
 const SEGMENT = /^[A-Za-z0-9._-]+$/;
