@@ -34,20 +34,21 @@ async function waitFor(condition: () => boolean | Promise<boolean>, what: string
 }
 
 describeEachMongoTarget('Agenda 6 on @agendajs/mongo-backend', (target) => {
-  let conn: MongoConnection;
+  let conn: MongoConnection | undefined;
   const started: Agenda[] = [];
 
   beforeEach(async () => {
+    conn = undefined;
     conn = await target.connect();
   });
 
   afterEach(async () => {
     for (const a of started.splice(0)) await a.stop();
-    await conn.close();
+    await conn?.close();
   });
 
   async function start(name: string): Promise<Agenda> {
-    const agenda = newAgenda(conn.db, name);
+    const agenda = newAgenda(conn!.db, name);
     started.push(agenda);
     return agenda;
   }
@@ -63,7 +64,7 @@ describeEachMongoTarget('Agenda 6 on @agendajs/mongo-backend', (target) => {
     await waitFor(() => seen.length === 1, 'the job to run');
     expect(seen[0]).toEqual({ data: { who: 'world' }, id: String(job.attrs._id) });
 
-    const jobs = conn.db.collection('agendaJobs');
+    const jobs = conn!.db.collection('agendaJobs');
     await waitFor(async () => (await jobs.findOne({ name: 'greet' }))?.lastFinishedAt instanceof Date, 'lastFinishedAt');
     const stored = await jobs.findOne({ name: 'greet' });
     expect(stored).toMatchObject({ name: 'greet', data: { who: 'world' }, type: 'normal' });
@@ -91,7 +92,7 @@ describeEachMongoTarget('Agenda 6 on @agendajs/mongo-backend', (target) => {
     await new Promise((r) => setTimeout(r, PROCESS_EVERY_MS * 6));
     expect([...runs.values()].every((count) => count === 1)).toBe(true);
     expect(runs.size).toBe(N);
-    const finished = await conn.db.collection('agendaJobs').countDocuments({ name: 'work', lastFinishedAt: { $ne: null } });
+    const finished = await conn!.db.collection('agendaJobs').countDocuments({ name: 'work', lastFinishedAt: { $ne: null } });
     expect(finished).toBe(N);
   });
 
@@ -110,7 +111,7 @@ describeEachMongoTarget('Agenda 6 on @agendajs/mongo-backend', (target) => {
     await agenda.every('1 hour', 'tick');
     await agenda.every('1 hour', 'tick');
 
-    const jobs = conn.db.collection('agendaJobs');
+    const jobs = conn!.db.collection('agendaJobs');
     expect(await jobs.countDocuments({ name: 'sync', 'data.campaignId': 7 })).toBe(1);
     expect(await jobs.countDocuments({ name: 'sync' })).toBe(3);
     const nine = await jobs.findOne({ name: 'sync', 'data.campaignId': 9 });

@@ -661,6 +661,11 @@ export class DoubleCollection<TSchema extends Document = Document> {
 
   // ---------------------------------------------------------------- collection
 
+  /** Change streams need a replica set; the double has none and says so instead of never emitting. */
+  watch(): never {
+    throw serverError(40573, 'Location40573', 'Mongo test double: change streams (watch) are not supported');
+  }
+
   /** Drops this collection (documents and indexes). Resolves false when it did not exist, like the driver. */
   async drop(_options?: AnyOptions): Promise<boolean> {
     return this.host.dropStore(this.collectionName);

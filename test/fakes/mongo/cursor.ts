@@ -161,6 +161,12 @@ export class DoubleFindCursor<T = Document> extends DoubleCursorBase<T> {
     return super.map(fn) as DoubleFindCursor<U>;
   }
 
+  /** Deprecated in the driver: the number of matching documents, honouring skip and limit. */
+  async count(): Promise<number> {
+    const { projection: _p, ...rest } = this.spec;
+    return this.run(this.filterDoc, rest).length;
+  }
+
   hint(_hint: unknown): this { this.assertNotStarted(); return this; }
   collation(_c: unknown): this { this.assertNotStarted(); return this; }
   allowDiskUse(_v?: boolean): this { this.assertNotStarted(); return this; }

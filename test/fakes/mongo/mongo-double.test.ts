@@ -116,6 +116,7 @@ describe('reads', () => {
     expect(names).toEqual(['C', 'B']);
     expect(await c.find({}, { sort: [['n', -1]], limit: 1 }).toArray()).toMatchObject([{ n: 4 }]);
     expect((await c.find({}).sort('n', -1).toArray()).map((d) => d.n)).toEqual([4, 3, 2, 1]);
+    expect(await c.find({ n: { $gt: 1 } }).skip(1).count()).toBe(2);
     expect((await c.find({ at: { $gte: new Date(2000) } }).sort({ at: 1 }).toArray()).map((d) => d.n)).toEqual([2, 3, 4]);
   });
 
@@ -245,6 +246,9 @@ describe('updates', () => {
     await expect(c.updateOne({}, { $set: { _id: 'b' } })).rejects.toMatchObject({ code: 66 });
     await expect(c.updateOne({}, { $bogus: { v: 1 } } as Document)).rejects.toBeInstanceOf(MongoServerError);
     expect(await c.findOne({})).toEqual({ _id: 'a', v: 1 });
+    // setting _id to its current value is allowed, as on the server
+    await expect(c.updateOne({ _id: 'a' }, { $set: { _id: 'a', v: 3 } })).resolves.toMatchObject({ modifiedCount: 1 });
+    expect(() => c.watch()).toThrow(/not supported/);
   });
 
   it('pipeline updates and arrayFilters/positional updates go through mingo', async () => {
