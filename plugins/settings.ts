@@ -119,7 +119,13 @@ export function ensureSecretKey(settings: Settings): string {
     return key;
   }
   const key = randomBytes(32).toString('base64url');
-  writeFileSync(file, key + '\n', { mode: 0o600, flag: 'wx' });
+  try {
+    writeFileSync(file, key + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (e) {
+    // another process starting at the same moment wrote it first: use theirs
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return ensureSecretKey(settings);
+    throw e;
+  }
   chmodSync(file, 0o600);
   return key;
 }
