@@ -5,7 +5,12 @@ export default {
   roots: ['<rootDir>/core', '<rootDir>/adapters', '<rootDir>/providers', '<rootDir>/http', '<rootDir>/plugins', '<rootDir>/test', '<rootDir>/docs'],
   testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^callplane/core$': '<rootDir>/core/index.ts',
+    '^callplane/plugins/sdk$': '<rootDir>/plugins/sdk.ts',
+    '^callplane/testing$': '<rootDir>/test/testing.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   transform: {
     '^.+\\.ts$': ['@swc/jest', {
       jsc: {
