@@ -1,0 +1,160 @@
+/**
+ * MongoDB storage foundation: connect, create collections and indexes (idempotent, safe when several
+ * processes start at once), integer ids from the `counters` collection, duplicate-key detection, close.
+ * Repository adapters (`*.mongo.ts`) take the driver's `Db`.
+ */
+import { MongoClient, MongoServerError } from 'mongodb';
+import type { Db } from 'mongodb';
+import { Collections, mongoCollections, type MongoCollectionSpec } from './mongo-schema.js';
+
+export interface MongoStorage {
+  client: MongoClient;
+  db: Db;
+  /** True when the server answers `ping`. Never throws. */
+  ping(): Promise<boolean>;
+  /** Closes the client. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** MongoDB's server codes the adapters react to. */
+const DUPLICATE_KEY = 11000;
+const NAMESPACE_EXISTS = 48;
+
+/**
+ * Wraps an existing client and database (the composition root, the tests, the double) without connecting.
+ * `close` closes the client.
+ */
+export function mongoStorage(client: MongoClient, db: Db): MongoStorage {
+  let closed = false;
+  return {
+    client,
+    db,
+    async ping() {
+      try {
+        const r = await db.command({ ping: 1 });
+        return r?.ok === 1;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await client.close();
+    },
+  };
+}
+
+/**
+ * A client for `uri` whose database is the one named in the URI path (`mongodb://host/callplane`), or
+ * `callplane` when the URI names none. Nothing is sent before the first operation (the driver connects
+ * lazily), so this is synchronous and can run inside a container binding; call `connectMongo` to connect
+ * and prepare the schema eagerly.
+ */
+export function createMongoStorage(uri: string, options: { dbName?: string; serverSelectionTimeoutMS?: number } = {}): MongoStorage {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000 });
+  const db = client.db(options.dbName ?? (databaseNameFromUri(uri) || 'callplane'));
+  return mongoStorage(client, db);
+}
+
+/** Connects, creates the schema (idempotent) and returns the storage. Closes the client if any step fails. */
+export async function connectMongo(uri: string, options: { dbName?: string; serverSelectionTimeoutMS?: number } = {}): Promise<MongoStorage> {
+  const storage = createMongoStorage(uri, options);
+  try {
+    await storage.client.connect();
+    await ensureMongoSchema(storage.db);
+    return storage;
+  } catch (e) {
+    await storage.close();
+    throw e;
+  }
+}
+
+/** The database name in a MongoDB URI's path, or '' when absent. */
+export function databaseNameFromUri(uri: string): string {
+  const m = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]*)/.exec(uri);
+  return m ? decodeURIComponent(m[1]!) : '';
+}
+
+/**
+ * Creates every collection and index of `specs` that does not exist yet. Idempotent: existing collections
+ * and identical indexes are left alone; a collection created meanwhile by another process is fine.
+ * An existing index with the same name but other options fails loudly (the server's IndexOptionsConflict),
+ * since silently keeping an old uniqueness rule would be worse. Returns the collections it created.
+ */
+export async function ensureMongoSchema(db: Db, specs: readonly MongoCollectionSpec[] = mongoCollections): Promise<string[]> {
+  const existing = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name as string));
+  const created: string[] = [];
+  for (const spec of specs) {
+    if (!existing.has(spec.name)) {
+      try {
+        await db.createCollection(spec.name);
+        created.push(spec.name);
+      } catch (e) {
+        if (!(e instanceof MongoServerError && e.code === NAMESPACE_EXISTS)) throw e;
+      }
+    }
+    if (spec.indexes.length > 0) {
+      await db.collection(spec.name).createIndexes(spec.indexes.map((i) => ({
+        name: i.name,
+        key: i.key,
+        ...(i.unique ? { unique: true } : {}),
+        ...(i.partialFilterExpression ? { partialFilterExpression: i.partialFilterExpression } : {}),
+      })));
+    }
+  }
+  return created;
+}
+
+interface CounterDoc {
+  _id: string;
+  seq: number;
+}
+
+/**
+ * The next integer id of `sequence` (1, 2, 3, ...), from one atomic `$inc` upsert on `counters`. Ids are
+ * never reused; a failed insert leaves a gap, as SQLite's AUTOINCREMENT does. Two first-ever calls racing
+ * may make one upsert fail with a duplicate `_id` on servers that do not retry it themselves: retried.
+ */
+export async function nextId(db: Db, sequence: string): Promise<number> {
+  const counters = db.collection<CounterDoc>(Collections.counters);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const doc = await counters.findOneAndUpdate({ _id: sequence }, { $inc: { seq: 1 } }, { upsert: true, returnDocument: 'after' });
+      if (!doc) throw new Error(`counter ${sequence} returned no document`);
+      return doc.seq;
+    } catch (e) {
+      if (attempt < 3 && isDuplicateKey(e)) continue;
+      throw e;
+    }
+  }
+}
+
+/**
+ * Makes sure the next id of `sequence` is above `atLeast` (used when records are copied in with their ids).
+ * Idempotent; never lowers a counter.
+ */
+export async function advanceCounter(db: Db, sequence: string, atLeast: number): Promise<void> {
+  const counters = db.collection<CounterDoc>(Collections.counters);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await counters.updateOne({ _id: sequence }, { $max: { seq: atLeast } }, { upsert: true });
+      return;
+    } catch (e) {
+      if (attempt < 3 && isDuplicateKey(e)) continue;
+      throw e;
+    }
+  }
+}
+
+/** True when `e` is a duplicate-key error (code 11000), optionally on the index named `indexName`. */
+export function isDuplicateKey(e: unknown, indexName?: string): boolean {
+  const err = e as { code?: unknown; message?: unknown; errmsg?: unknown };
+  if (!err || err.code !== DUPLICATE_KEY) return false;
+  if (!indexName) return true;
+  const text = `${String(err.errmsg ?? '')} ${String(err.message ?? '')}`;
+  return text.includes(`index: ${indexName} `);
+}
+
+/** Dates as the driver returns them; null stays null. */
+export const dateOrNull = (d: Date | null | undefined): Date | null => (d ? new Date(d) : null);
