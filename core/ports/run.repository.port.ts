@@ -37,7 +37,10 @@ export interface RunPage {
 /** Runs (calls). Every method is scoped by organization. */
 export const RunRepository = Symbol.for('callplane.RunRepository');
 export interface RunRepository {
-  /** Creates a `queued` run. Not idempotent. */
+  /**
+   * Creates a `queued` run with zero cost and null duration. Not idempotent. Throws
+   * `ConflictError('provider_call_id_taken')` when `providerCallId` is already used by another run of `provider`.
+   */
   create(organizationId: number, input: NewRun): Promise<Run>;
   /** The run, or null when absent or in another organization. */
   get(organizationId: number, runId: number): Promise<Run | null>;
@@ -55,6 +58,9 @@ export interface RunRepository {
    * Returns `{applied: false}` with the stored run when the update is stale or a duplicate; null run when
    * absent. Idempotent: replaying an update is a no-op. `startedAt` is set on the first `in_progress`,
    * `endedAt` on the final status; `gatheredContext` is merged, `costInfo` merged, `log` appended.
+   * The exact rule is `planRunStatusUpdate` (core/runs/run-status.ts), shared by every adapter: a providerCallId is
+   * only set when the run has none; a `log` alone is not a new detail. Throws
+   * `ConflictError('provider_call_id_taken')` when the providerCallId belongs to another run of the same provider.
    */
   applyStatus(organizationId: number, runId: number, update: RunStatusUpdate): Promise<{ applied: boolean; run: Run | null }>;
   /**
@@ -66,6 +72,9 @@ export interface RunRepository {
   findForProviderEvent(runId: number): Promise<Run | null>;
   /** The run placed through `provider` with that provider call id (webhooks that only carry the provider's id), or null. Not tenant-scoped: it is how a provider event finds its tenant. */
   findByProviderCallId(provider: string, providerCallId: string): Promise<Run | null>;
-  /** Stores artifact keys, annotations, appends logs. Returns null when absent. Idempotent per value. */
+  /**
+   * Stores artifact keys (ObjectStore keys), merges `annotations` key by key, appends `log` unless an equal entry
+   * is already there. Returns null when absent. Idempotent per value.
+   */
   attachArtifacts(organizationId: number, runId: number, patch: { transcriptKey?: string; recordingKey?: string; annotations?: Record<string, unknown>; log?: RunLogEntry; now: Date }): Promise<Run | null>;
 }

@@ -1,7 +1,9 @@
 import { identityMigration } from './001-identity.js';
+import { workflowsRunsMigration } from './002-workflows-runs.js';
+import { campaignsMigration } from './004-campaigns.js';
 import type { Migration } from './migration.js';
 
 export type { Migration };
 
 /** Every schema step in order. Append only; never edit a released migration. */
-export const migrations: readonly Migration[] = [identityMigration];
+export const migrations: readonly Migration[] = [identityMigration, workflowsRunsMigration, campaignsMigration];

@@ -1,0 +1,86 @@
+import type { RunStatusUpdate } from '../ports/run.repository.port.js';
+import { RUN_STATUS_RANK, isFinalRunStatus, type CostInfo, type Run, type RunLogEntry } from './run.js';
+
+/**
+ * The rule every RunRepository adapter applies inside its atomic step (a SQLite IMMEDIATE transaction, a MongoDB
+ * conditional update): what `run` becomes after `update`, or null when the update must not be applied.
+ *
+ * Not applied (null):
+ * - the run is final (`completed`/`failed`): a final run never changes, whatever arrives later;
+ * - the update's status ranks below the run's (a late `ringing` after `in_progress`);
+ * - the same status with nothing new (a duplicate or replayed callback): replaying is a no-op.
+ *
+ * Applied: a higher rank, or the same non-final status carrying new details (a provider call id the run did not
+ * have, new gathered context, disposition, duration or cost). Then:
+ * - `providerCallId` is set only when the run has none (the first one wins);
+ * - `gatheredContext` and `costInfo` are merged key by key; `disposition` also lands in
+ *   `gatheredContext.mapped_call_disposition`;
+ * - `durationSeconds` and `costInfo.call_duration_seconds` stay equal (either one given sets both);
+ * - `startedAt` is set on the first `in_progress`, or, when a final status with a positive duration arrives
+ *   before any `in_progress` was seen, to `at` minus that duration;
+ * - `endedAt` is set on the final status; `updatedAt` to `at`; `log` is appended.
+ * Pure: never mutates `run`, never throws.
+ */
+export function planRunStatusUpdate(run: Run, update: RunStatusUpdate): Run | null {
+  if (isFinalRunStatus(run.status)) return null;
+  const from = RUN_STATUS_RANK[run.status];
+  const to = RUN_STATUS_RANK[update.status];
+  if (to < from) return null;
+
+  const disposition = update.disposition ?? run.disposition;
+  const gatheredContext = { ...run.gatheredContext, ...(update.gatheredContext ?? {}) };
+  if (disposition != null) gatheredContext.mapped_call_disposition = disposition;
+  const durationSeconds = update.durationSeconds ?? update.costInfo?.call_duration_seconds ?? run.durationSeconds;
+  const costInfo: CostInfo = { ...run.costInfo };
+  for (const [k, v] of Object.entries(update.costInfo ?? {})) {
+    if (typeof v === 'number' && Number.isFinite(v)) (costInfo as unknown as Record<string, number>)[k] = v;
+  }
+  costInfo.call_duration_seconds = durationSeconds ?? 0;
+
+  const final = isFinalRunStatus(update.status);
+  let startedAt = run.startedAt;
+  if (!startedAt && update.status === 'in_progress') startedAt = update.at;
+  if (!startedAt && final && durationSeconds != null && durationSeconds > 0) {
+    startedAt = new Date(update.at.getTime() - Math.round(durationSeconds * 1000));
+  }
+
+  const next: Run = {
+    ...run,
+    status: update.status,
+    providerCallId: run.providerCallId ?? update.providerCallId ?? null,
+    disposition,
+    gatheredContext,
+    costInfo,
+    durationSeconds,
+    startedAt,
+    endedAt: final ? (run.endedAt ?? update.at) : run.endedAt,
+    updatedAt: update.at,
+    logs: update.log ? [...run.logs, update.log] : run.logs,
+  };
+  if (to === from && !hasNewDetails(run, next)) return null;
+  return next;
+}
+
+function hasNewDetails(before: Run, after: Run): boolean {
+  const pick = (r: Run) =>
+    canonicalJson({
+      providerCallId: r.providerCallId, disposition: r.disposition, gatheredContext: r.gatheredContext,
+      costInfo: r.costInfo, durationSeconds: r.durationSeconds,
+    });
+  return pick(before) !== pick(after);
+}
+
+/** JSON with object keys sorted, so two values compare equal whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, (v as Record<string, unknown>)[k]]))
+      : v);
+}
+
+/** `logs` with `entry` appended unless an equal entry is already there (so replays do not repeat it). */
+export function appendLogOnce(logs: RunLogEntry[], entry: RunLogEntry | undefined): RunLogEntry[] {
+  if (!entry) return logs;
+  const key = canonicalJson(entry);
+  return logs.some((l) => canonicalJson(l) === key) ? logs : [...logs, entry];
+}
