@@ -1,0 +1,242 @@
+/**
+ * Twilio as a `TelephonyProvider`. Pure apart from the `TwilioApi` it is given (the `TwilioClient` in
+ * production, a fake in tests): parsing, signatures and TwiML never touch the network.
+ *
+ * Outbound: `placeCall` creates the call with our answer URL (Twilio fetches TwiML from it when the callee
+ * picks up; `answerOutbound` returns `<Connect><Stream>` or, for an answering machine, `<Hangup/>`), a
+ * status callback for initiated/ringing/answered/completed and, when asked, answering machine detection.
+ * Inbound: the number's VoiceUrl points at our inbound webhook (`syncInboundWebhook`); the webhook answers
+ * `inboundAnswer` or `inboundReject` TwiML. Every webhook is checked with `X-Twilio-Signature` against the
+ * exact public URL it was sent to.
+ */
+import { ProviderApiError } from '../../core/errors.js';
+import type { ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import type {
+  InboundCall,
+  NormalizedCallEvent,
+  PlaceCallRequest,
+  PlacedCall,
+  ProviderMarkup,
+  TelephonyProvider,
+  WebhookRequest,
+} from '../../core/ports/telephony-provider.port.js';
+import type { TwilioClient } from './twilio.client.js';
+import { verifyTwilioSignature, type TwilioParams } from './twilio-signature.js';
+import { twilioManifest } from './twilio.manifest.js';
+import { isMachineAnswer, mapTwilioStatus } from './twilio.status-map.js';
+import { TWIML_CONTENT_TYPE, connectStreamTwiml, hangupTwiml, politeHangupTwiml } from './twilio.twiml.js';
+
+/** The part of `TwilioClient` the provider uses (a fake implements it in unit tests). */
+export type TwilioApi = Pick<TwilioClient, 'createCall' | 'hangupCall' | 'getCallStatus' | 'findIncomingNumber' | 'setIncomingNumberVoiceUrl'>;
+
+export interface TwilioProviderOptions {
+  accountSid: string;
+  authToken: string;
+  /** Our public base URL (CALLPLANE_PUBLIC_URL): `syncInboundWebhook` only clears voice URLs that point at it. */
+  publicUrl: string;
+}
+
+/** Twilio accepts a ring timeout of 5..600 seconds. */
+const MIN_RING_SECONDS = 5;
+const MAX_RING_SECONDS = 600;
+
+export class TwilioProvider implements TelephonyProvider {
+  readonly manifest: ProviderManifest = twilioManifest;
+
+  constructor(
+    private readonly api: TwilioApi,
+    private readonly options: TwilioProviderOptions,
+  ) {}
+
+  async placeCall(request: PlaceCallRequest): Promise<PlacedCall> {
+    if (!request.from) {
+      throw new ProviderApiError('twilio', 'Twilio needs a caller number: give the campaign or configuration a default caller phone number');
+    }
+    const created = await this.api.createCall({
+      to: request.to,
+      from: request.from,
+      url: request.answerUrl,
+      method: 'POST',
+      statusCallback: request.statusCallbackUrl,
+      statusCallbackEvents: ['initiated', 'ringing', 'answered', 'completed'],
+      statusCallbackMethod: 'POST',
+      ...(request.machineDetection ? { machineDetection: 'Enable' as const } : {}),
+      timeoutSeconds: Math.min(MAX_RING_SECONDS, Math.max(MIN_RING_SECONDS, Math.round(request.ringTimeoutSeconds))),
+    });
+    // Twilio has no idempotency key for call creation: each accepted request is a new call.
+    return { providerCallId: created.sid, alreadyPlaced: false };
+  }
+
+  async hangup(providerCallId: string): Promise<void> {
+    await this.api.hangupCall(providerCallId);
+  }
+
+  async getCallStatus(providerCallId: string): Promise<NormalizedCallEvent | null> {
+    const info = await this.api.getCallStatus(providerCallId);
+    if (!info) return null;
+    const mapped = mapTwilioStatus(info.status, info.answeredBy);
+    if (!mapped) return { kind: 'ignored', reason: `unknown Twilio call status "${info.status}"` };
+    return strip({
+      kind: 'status' as const,
+      providerCallId: info.sid,
+      status: mapped.status,
+      outcome: mapped.outcome,
+      durationSeconds: mapped.outcome ? info.durationSeconds : undefined,
+      detail: info.answeredBy ? `answered_by=${info.answeredBy}` : undefined,
+    });
+  }
+
+  async syncInboundWebhook(number: { address: string; addressNormalized: string; inboundUrl: string | null }): Promise<{ ok: boolean; message: string }> {
+    const e164 = number.addressNormalized;
+    if (!/^\+[1-9]\d{4,14}$/.test(e164)) {
+      return { ok: false, message: `${number.address} is not an E.164 phone number; Twilio routes only phone numbers it owns` };
+    }
+    try {
+      const found = await this.api.findIncomingNumber(e164);
+      if (!found) {
+        return { ok: false, message: `${e164} is not an incoming phone number of Twilio account ${this.options.accountSid}; set its voice webhook by hand` };
+      }
+      if (number.inboundUrl === null) {
+        if (found.voiceUrl === null) return { ok: true, message: `${e164} has no voice webhook; nothing to clear` };
+        if (!this.isOurs(found.voiceUrl)) {
+          return { ok: true, message: `${e164} voice webhook points elsewhere (${found.voiceUrl}); left unchanged` };
+        }
+        await this.api.setIncomingNumberVoiceUrl(found.sid, null, 'POST');
+        return { ok: true, message: `Cleared the voice webhook of ${e164}` };
+      }
+      if (found.voiceUrl === number.inboundUrl && found.voiceMethod.toUpperCase() === 'POST') {
+        return { ok: true, message: `${e164} already sends calls to ${number.inboundUrl}` };
+      }
+      await this.api.setIncomingNumberVoiceUrl(found.sid, number.inboundUrl, 'POST');
+      return { ok: true, message: `Set the voice webhook of ${e164} to ${number.inboundUrl} (POST)` };
+    } catch (err) {
+      return { ok: false, message: err instanceof ProviderApiError ? err.detail : 'Twilio could not be reached to update the number' };
+    }
+  }
+
+  verifyWebhook(request: WebhookRequest): boolean {
+    try {
+      const signature = header(request.headers, 'x-twilio-signature');
+      // Twilio signs the POST form fields; a GET webhook carries them in the URL, which is signed as is.
+      const params: TwilioParams = request.method.toUpperCase() === 'POST' ? formParams(request.body) : {};
+      return verifyTwilioSignature(this.options.authToken, request.publicUrl, params, signature);
+    } catch {
+      return false;
+    }
+  }
+
+  parseStatusCallback(request: WebhookRequest): NormalizedCallEvent {
+    try {
+      const body = formParams(request.body);
+      const accountSid = first(body.AccountSid);
+      if (accountSid && accountSid !== this.options.accountSid) return { kind: 'ignored', reason: 'callback of another Twilio account' };
+      const callStatus = first(body.CallStatus);
+      const callSid = first(body.CallSid);
+      if (!callStatus) return { kind: 'ignored', reason: 'no CallStatus in the callback' };
+      const answeredBy = first(body.AnsweredBy);
+      const mapped = mapTwilioStatus(callStatus, answeredBy);
+      if (!mapped) return { kind: 'ignored', reason: `unknown Twilio CallStatus "${callStatus}"` };
+      const duration = first(body.CallDuration);
+      const at = parseTimestamp(first(body.Timestamp));
+      const details: string[] = [];
+      if (answeredBy) details.push(`answered_by=${answeredBy}`);
+      const sipCode = first(body.SipResponseCode);
+      if (sipCode) details.push(`sip=${sipCode}`);
+      const errorCode = first(body.ErrorCode);
+      if (errorCode) details.push(`twilio_error=${errorCode}`);
+      return strip({
+        kind: 'status' as const,
+        runId: request.runId,
+        providerCallId: callSid,
+        status: mapped.status,
+        outcome: mapped.outcome,
+        durationSeconds: mapped.outcome && duration && /^\d+$/.test(duration) ? Number(duration) : undefined,
+        at,
+        detail: details.length > 0 ? details.join(' ') : undefined,
+      });
+    } catch {
+      return { kind: 'ignored', reason: 'unreadable Twilio callback' };
+    }
+  }
+
+  parseInboundCall(request: WebhookRequest): InboundCall | { ignored: string } {
+    try {
+      const body = formParams(request.body);
+      const callSid = first(body.CallSid);
+      const from = first(body.From);
+      const to = first(body.To) ?? first(body.Called);
+      if (!callSid) return { ignored: 'no CallSid in the inbound webhook' };
+      if (!to) return { ignored: 'no To in the inbound webhook' };
+      const direction = first(body.Direction);
+      if (direction && direction !== 'inbound') return { ignored: `not an inbound call (Direction ${direction})` };
+      return { providerCallId: callSid, from: from ?? '', to, accountId: first(body.AccountSid) ?? null };
+    } catch {
+      return { ignored: 'unreadable Twilio inbound webhook' };
+    }
+  }
+
+  inboundAnswer(input: { runId: number; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup {
+    return { contentType: TWIML_CONTENT_TYPE, body: connectStreamTwiml({ mediaUrl: input.mediaUrl, runId: input.runId }) };
+  }
+
+  inboundReject(_reason: string): ProviderMarkup {
+    return { contentType: TWIML_CONTENT_TYPE, body: politeHangupTwiml() };
+  }
+
+  /**
+   * The TwiML of an outbound call's answer URL. With answering machine detection on, Twilio's request
+   * carries `AnsweredBy`: a machine gets `<Hangup/>` (the completed callback then reports `voicemail`),
+   * anyone else is connected to the agent's media stream.
+   */
+  answerOutbound(request: WebhookRequest, input: { runId: number; mediaUrl: string }): ProviderMarkup {
+    const answeredBy = first(formParams(request.body).AnsweredBy) ?? request.query.AnsweredBy;
+    if (isMachineAnswer(answeredBy)) return { contentType: TWIML_CONTENT_TYPE, body: hangupTwiml() };
+    return { contentType: TWIML_CONTENT_TYPE, body: connectStreamTwiml(input) };
+  }
+
+  async close(): Promise<void> {
+    // Stateless: nothing to release.
+  }
+
+  private isOurs(url: string): boolean {
+    const base = this.options.publicUrl.replace(/\/+$/, '');
+    return url === base || url.startsWith(`${base}/`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+function header(headers: Record<string, string>, name: string): string | undefined {
+  for (const [k, v] of Object.entries(headers ?? {})) if (k.toLowerCase() === name) return Array.isArray(v) ? String(v[0]) : String(v);
+  return undefined;
+}
+
+/** A parsed form body as Twilio's signature sees it: string values (repeated keys as arrays). */
+function formParams(body: Record<string, unknown> | undefined): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  if (!body || typeof body !== 'object') return out;
+  for (const [k, v] of Object.entries(body)) {
+    if (v === undefined || v === null) continue;
+    if (Array.isArray(v)) out[k] = v.map((x) => String(x));
+    else if (typeof v === 'object') continue;
+    else out[k] = String(v);
+  }
+  return out;
+}
+
+function first(v: string | string[] | undefined): string | undefined {
+  const s = Array.isArray(v) ? v[v.length - 1] : v;
+  return s === undefined || s === '' ? undefined : s;
+}
+
+/** Twilio's `Timestamp` is RFC 2822 (`Mon, 16 Aug 2010 03:45:01 +0000`). */
+function parseTimestamp(value: string | undefined): Date | undefined {
+  if (!value) return undefined;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? undefined : new Date(t);
+}
+
+function strip<T extends object>(o: T): T {
+  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
+  return o;
+}

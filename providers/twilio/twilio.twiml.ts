@@ -1,0 +1,38 @@
+/**
+ * The TwiML documents Callplane answers Twilio with. Pure string building with XML escaping; no SDK.
+ */
+export const TWIML_CONTENT_TYPE = 'text/xml';
+
+const XML_HEADER = '<?xml version="1.0" encoding="UTF-8"?>';
+
+export function escapeXml(value: string): string {
+  return value.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c] as string);
+}
+
+/**
+ * Connects the call's audio to our media WebSocket: `<Connect><Stream url="wss://…/media/<run_id>">` with
+ * the run id as a custom parameter (it arrives in the stream's `start` message).
+ */
+export function connectStreamTwiml(input: { mediaUrl: string; runId: number }): string {
+  const url = toWebSocketUrl(input.mediaUrl);
+  return (
+    `${XML_HEADER}<Response><Connect><Stream url="${escapeXml(url)}">` +
+    `<Parameter name="run_id" value="${escapeXml(String(input.runId))}"/>` +
+    `</Stream></Connect></Response>`
+  );
+}
+
+/** A polite refusal: a short spoken sentence, then hang up. The reason stays in our logs, not in the caller's ear. */
+export function politeHangupTwiml(message = 'Sorry, this number cannot take your call right now. Goodbye.'): string {
+  return `${XML_HEADER}<Response><Say>${escapeXml(message)}</Say><Hangup/></Response>`;
+}
+
+/** Hang up at once (an answering machine picked up an outbound call). */
+export function hangupTwiml(): string {
+  return `${XML_HEADER}<Response><Hangup/></Response>`;
+}
+
+/** Twilio's `<Stream>` needs a ws(s) URL: turn an http(s) one into its WebSocket twin. */
+export function toWebSocketUrl(url: string): string {
+  return url.replace(/^http(s?):\/\//i, (_m, s: string) => `ws${s}://`);
+}
