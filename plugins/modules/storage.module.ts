@@ -2,8 +2,15 @@ import type { Container } from 'inversify';
 import { IdentityRepository } from '../../core/ports/identity.repository.port.js';
 import type { SqliteDatabase } from '../../adapters/storage/sqlite/database.js';
 import { SqliteIdentityRepository } from '../../adapters/storage/sqlite/identity.sqlite.js';
+import type { Db } from 'mongodb';
+import { createMongoStorage, type MongoStorage } from '../../adapters/storage/mongo/mongo-database.js';
+import { MongoIdentityRepository } from '../../adapters/storage/mongo/identity.mongo.js';
+import type { Lifecycle } from '../lifecycle.js';
 import type { Settings } from '../settings.js';
-import { SqliteDatabaseToken } from '../tokens.js';
+import { LifecycleToken, SqliteDatabaseToken, StorageProbeToken } from '../tokens.js';
+
+/** The MongoDB client + database (CALLPLANE_STORAGE=mongodb); tests may rebind it to a double before resolving. */
+export const MongoStorageToken = Symbol.for('callplane.MongoStorage');
 
 /**
  * Every repository port bound to the adapter of the configured storage. Feature modules bind use cases
@@ -14,6 +21,22 @@ export function storageModule(c: Container, settings: Settings): void {
     const bindSqlite = <T>(token: symbol, make: (db: SqliteDatabase) => T) =>
       c.bind<T>(token).toResolvedValue(make, [SqliteDatabaseToken]).inSingletonScope();
     bindSqlite(IdentityRepository, (db) => new SqliteIdentityRepository(db));
+    return;
+  }
+  if (settings.storage === 'mongodb') {
+    // Connect + create collections/indexes as soon as storage is first resolved; the start hook waits for it.
+    c.bind<MongoStorage>(MongoStorageToken).toResolvedValue((lifecycle: Lifecycle) => {
+      const storage = createMongoStorage(settings.mongodbUri!);
+      const ready = storage.prepare();
+      ready.catch(() => undefined); // reported by the start hook
+      lifecycle.onStart('mongodb', () => ready);
+      lifecycle.onStop('mongodb', () => storage.close());
+      return storage;
+    }, [LifecycleToken]).inSingletonScope();
+    const bindMongo = <T>(token: symbol, make: (db: Db) => T) =>
+      c.bind<T>(token).toResolvedValue((s: MongoStorage) => make(s.db), [MongoStorageToken]).inSingletonScope();
+    bindMongo(IdentityRepository, (db) => new MongoIdentityRepository(db));
+    c.rebind(StorageProbeToken).toResolvedValue((s: MongoStorage) => () => s.ping(), [MongoStorageToken]);
     return;
   }
   throw new Error(`CALLPLANE_STORAGE=${settings.storage}: no repository adapters are registered for it yet`);

@@ -10,6 +10,11 @@ import { Collections, mongoCollections, type MongoCollectionSpec } from './mongo
 export interface MongoStorage {
   client: MongoClient;
   db: Db;
+  /**
+   * Connects and creates the schema (collections + indexes), once: every call returns the same promise,
+   * so a start hook and an early request can both wait for it. Rejects when the server is unreachable.
+   */
+  prepare(): Promise<void>;
   /** True when the server answers `ping`. Never throws. */
   ping(): Promise<boolean>;
   /** Closes the client. Idempotent. */
@@ -19,6 +24,8 @@ export interface MongoStorage {
 /** MongoDB's server codes the adapters react to. */
 const DUPLICATE_KEY = 11000;
 const NAMESPACE_EXISTS = 48;
+/** A health probe answers within this, even with the server gone (instead of the server-selection timeout). */
+const PING_TIMEOUT_MS = 2_000;
 
 /**
  * Wraps an existing client and database (the composition root, the tests, the double) without connecting.
@@ -26,12 +33,20 @@ const NAMESPACE_EXISTS = 48;
  */
 export function mongoStorage(client: MongoClient, db: Db): MongoStorage {
   let closed = false;
+  let prepared: Promise<void> | undefined;
   return {
     client,
     db,
+    prepare() {
+      prepared ??= (async () => {
+        await client.connect();
+        await ensureMongoSchema(db);
+      })();
+      return prepared;
+    },
     async ping() {
       try {
-        const r = await db.command({ ping: 1 });
+        const r = await db.command({ ping: 1 }, { timeoutMS: PING_TIMEOUT_MS });
         return r?.ok === 1;
       } catch {
         return false;
@@ -61,8 +76,7 @@ export function createMongoStorage(uri: string, options: { dbName?: string; serv
 export async function connectMongo(uri: string, options: { dbName?: string; serverSelectionTimeoutMS?: number } = {}): Promise<MongoStorage> {
   const storage = createMongoStorage(uri, options);
   try {
-    await storage.client.connect();
-    await ensureMongoSchema(storage.db);
+    await storage.prepare();
     return storage;
   } catch (e) {
     await storage.close();
