@@ -11,7 +11,7 @@ module.exports = {
       name: 'core-is-pure',
       comment: 'core/ imports only core/ (no npm package, no other layer)',
       severity: 'error',
-      from: { path: '^core/' },
+      from: { path: '^core/', pathNot: '\\.test\\.ts$' },
       to: { pathNot: ['^core/'], dependencyTypesNot: ['core'] },
     },
     {
