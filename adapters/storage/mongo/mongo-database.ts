@@ -172,3 +172,14 @@ export function isDuplicateKey(e: unknown, indexName?: string): boolean {
 
 /** Dates as the driver returns them; null stays null. */
 export const dateOrNull = (d: Date | null | undefined): Date | null => (d ? new Date(d) : null);
+
+/**
+ * Free-form JSON chosen by users (template variables, workflow definitions, gathered context, annotations,
+ * log details) is stored as JSON text, like SQLite's TEXT columns: MongoDB field names must not start with `$`
+ * (nor be matched as paths when they contain `.`), and user keys may do both. Nothing queries inside them.
+ */
+export const toJsonText = (value: unknown): string => JSON.stringify(value ?? null);
+/** The parsed JSON text; `fallback` when the field is missing (a document written by hand or an older version). */
+export function fromJsonText<T>(text: string | null | undefined, fallback: T): T {
+  return text == null ? fallback : (JSON.parse(text) as T);
+}

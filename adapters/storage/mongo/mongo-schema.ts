@@ -28,6 +28,9 @@ export const Collections = {
   users: 'users',
   sessions: 'sessions',
   apiKeys: 'api_keys',
+  workflows: 'workflows',
+  workflowDefinitions: 'workflow_definitions',
+  runs: 'runs',
 } as const;
 
 /** Index names the adapters refer to (duplicate-key checks). */
@@ -35,6 +38,9 @@ export const Indexes = {
   usersEmail: 'users_email_unique',
   sessionsDigest: 'sessions_token_digest_unique',
   apiKeysDigest: 'api_keys_key_digest_unique',
+  workflowsUuid: 'workflows_uuid_unique',
+  definitionsVersion: 'workflow_definitions_version_unique',
+  runsProviderCall: 'runs_provider_call_unique',
 } as const;
 
 export const mongoCollections: readonly MongoCollectionSpec[] = [
@@ -59,6 +65,40 @@ export const mongoCollections: readonly MongoCollectionSpec[] = [
     indexes: [
       { name: Indexes.apiKeysDigest, key: { keyDigest: 1 }, unique: true },
       { name: 'api_keys_org', key: { organizationId: 1, _id: 1 } },
+    ],
+  },
+  {
+    name: Collections.workflows,
+    indexes: [
+      { name: Indexes.workflowsUuid, key: { workflowUuid: 1 }, unique: true },
+      { name: 'workflows_org_created', key: { organizationId: 1, createdAt: -1, _id: -1 } },
+    ],
+  },
+  {
+    name: Collections.workflowDefinitions,
+    indexes: [
+      { name: Indexes.definitionsVersion, key: { workflowId: 1, versionNumber: 1 }, unique: true },
+      { name: 'workflow_definitions_org_workflow', key: { organizationId: 1, workflowId: 1, versionNumber: -1 } },
+    ],
+  },
+  {
+    name: Collections.runs,
+    indexes: [
+      { name: 'runs_org_created', key: { organizationId: 1, createdAt: -1, _id: -1 } },
+      { name: 'runs_org_workflow', key: { organizationId: 1, workflowId: 1, createdAt: -1, _id: -1 } },
+      {
+        name: 'runs_org_campaign', key: { organizationId: 1, campaignId: 1, createdAt: -1, _id: -1 },
+        partialFilterExpression: { campaignId: { $type: 'number' } },
+      },
+      {
+        name: 'runs_org_wf_disposition', key: { organizationId: 1, workflowId: 1, disposition: 1 },
+        partialFilterExpression: { disposition: { $type: 'string' } },
+      },
+      {
+        // SQLite: UNIQUE (provider, provider_call_id) WHERE provider_call_id IS NOT NULL, NULLs distinct
+        name: Indexes.runsProviderCall, key: { provider: 1, providerCallId: 1 }, unique: true,
+        partialFilterExpression: { provider: { $type: 'string' }, providerCallId: { $type: 'string' } },
+      },
     ],
   },
 ];

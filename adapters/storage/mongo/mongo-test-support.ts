@@ -5,7 +5,9 @@
  */
 import type { Db } from 'mongodb';
 import { describeEachMongoTarget, type MongoTarget } from '../../../test/fakes/mongo/mongo-target.js';
-import { ensureMongoSchema } from './mongo-database.js';
+import { organizationToDocument, type OrganizationDocument } from './identity.mongo.js';
+import { ensureMongoSchema, nextId } from './mongo-database.js';
+import { Collections } from './mongo-schema.js';
 
 export const DOUBLE_LABEL = 'mongo test double (mingo), not a real mongod';
 export const REAL_LABEL = 'real mongod (MONGODB_URI)';
@@ -37,4 +39,11 @@ export function runContractOnMongo<R>(
   build: (db: Db) => R,
 ): void {
   describeEachMongoTarget(title, (target) => suite(contractLabel(target), mongoHarness(target, build)));
+}
+
+/** Test helper: an organization document (workflows, runs and the rest belong to one). */
+export async function insertOrganization(db: Db, name: string): Promise<number> {
+  const id = await nextId(db, Collections.organizations);
+  await db.collection<OrganizationDocument>(Collections.organizations).insertOne(organizationToDocument({ id, name, createdAt: new Date(0) }));
+  return id;
 }
