@@ -1,5 +1,6 @@
 import type { RunStatus } from '../runs/run.js';
 import type { ProviderManifest } from '../telephony/provider-manifest.js';
+import type { Logger } from './logger.port.js';
 
 /** The final outcome of a call as the campaign engine and dispositions see it. */
 export type CallOutcome = 'completed' | 'busy' | 'no_answer' | 'voicemail' | 'failed' | 'canceled';
@@ -75,6 +76,17 @@ export interface InboundCall {
 export interface ProviderMarkup {
   contentType: string;
   body: string;
+  /** HTTP status of the response; 200 when absent (the simulator's test endpoint answers 404/409). */
+  status?: number;
+}
+
+/** Why an inbound call is refused (also the `code` of the simulator's JSON answer). */
+export type InboundRefusal = 'phone_number_not_found' | 'workflow_archived';
+
+/** What a persistent-connection provider (ARI) says about its link; shown by health checks. */
+export interface ProviderHealth {
+  ok: boolean;
+  detail?: Record<string, unknown>;
 }
 
 /**
@@ -98,12 +110,13 @@ export interface TelephonyProvider {
   verifyWebhook(request: WebhookRequest): boolean;
   /** Normalizes a status callback. Pure; never throws (unknown payloads are `ignored`). */
   parseStatusCallback(request: WebhookRequest): NormalizedCallEvent;
-  /** Normalizes an inbound call webhook, or says why it is ignored. Pure; never throws. */
-  parseInboundCall(request: WebhookRequest): InboundCall | { ignored: string };
-  /** The markup that connects an answered inbound call to our media endpoint. */
-  inboundAnswer(input: { runId: number; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup;
-  /** The provider's own polite hang-up markup for a refused inbound call. */
-  inboundReject(reason: string): ProviderMarkup;
+  /**
+   * The markup that connects an answered inbound call to our media endpoint. Event-driven providers may
+   * also start the call's own flow here (the simulator schedules its status events).
+   */
+  inboundAnswer(input: { runId: number; providerCallId: string; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup;
+  /** Link health of providers that keep a connection open (ARI); absent means "nothing to report". */
+  health?(): ProviderHealth;
   /** Releases connections (ARI WebSocket). Idempotent. */
   close(): Promise<void>;
 }
@@ -115,6 +128,8 @@ export interface ProviderContext {
   reportStatus(event: NormalizedCallEvent & { kind: 'status' }): Promise<void>;
   reportInbound(call: InboundCall & { configurationId: number }): Promise<{ runId: number } | { refused: string }>;
   allowPrivateNetwork: boolean;
+  /** Already redacts the manifest's sensitive fields; still never log credentials on purpose. */
+  log: Logger;
 }
 
 /** A provider plugin: its manifest, how to derive the account id, and how to build an instance. */
@@ -125,4 +140,18 @@ export interface ProviderPlugin {
   /** Extra checks beyond the manifest schema (SSRF rules for URLs); returns issues as [field, message]. */
   validateConfig?(config: ProviderConfig, context: { allowPrivateNetwork: boolean }): Array<[string, string]>;
   create(config: ProviderConfig & { configurationId: number; organizationId: number }, context: ProviderContext): TelephonyProvider;
+  /**
+   * Normalizes an inbound-call HTTP webhook (`POST /telephony/<id>/inbound`) before any configuration is
+   * known: the host looks the number up by (provider, `accountId`, normalized `to`), then verifies the
+   * signature with that configuration's instance. Pure; never throws. Absent: the provider takes no HTTP
+   * inbound webhooks (ARI reports inbound calls through `ProviderContext.reportInbound`).
+   */
+  parseInboundCall?(request: WebhookRequest): InboundCall | { ignored: string };
+  /** The provider's polite refusal of an inbound call (hang-up markup). Pure. Absent: a JSON error body. */
+  inboundReject?(reason: InboundRefusal): ProviderMarkup;
+  /**
+   * True when every configuration needs a live instance from start-up on (ARI's event WebSocket delivers
+   * inbound calls); the host then creates one per stored configuration at start and replaces it on change.
+   */
+  persistentConnection?: boolean;
 }

@@ -1,0 +1,85 @@
+import type { Clock } from '../ports/clock.port.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { RunRepository, RunStatusUpdate } from '../ports/run.repository.port.js';
+import type { CallOutcome, NormalizedCallEvent } from '../ports/telephony-provider.port.js';
+import { isFinalRunStatus, type Run } from '../runs/run.js';
+import type { CallOutcomeListeners } from './call-outcome-listener.js';
+
+export type ApplyCallStatusResult =
+  | { applied: true; run: Run; outcome: CallOutcome | null }
+  | { applied: false; reason: 'run_not_found' | 'stale_or_duplicate'; run: Run | null };
+
+/** The outcome of a final status when the provider gave none. */
+const outcomeOf = (event: NormalizedCallEvent & { kind: 'status' }): CallOutcome | null =>
+  event.outcome ?? (event.status === 'completed' ? 'completed' : event.status === 'failed' ? 'failed' : null);
+
+/**
+ * The one status path: HTTP callbacks, ARI events, the simulator and reconcilers all come here. Finds the
+ * run (our run id when the event carries it, else the provider's call id), applies the event through
+ * `RunRepository.applyStatus` (never backwards; a duplicate is a no-op), records the disposition and the
+ * duration on a final status, then tells the `CallOutcomeListener`s, once per run.
+ *
+ * Disposition on a final status: a connected call (`completed`) keeps the disposition the agent set, else
+ * `completed`; a call that did not connect gets its outcome (`busy`, `no_answer`, `voicemail`, `failed`,
+ * `canceled`).
+ */
+export class ApplyCallStatus {
+  constructor(
+    private readonly runs: RunRepository,
+    private readonly listeners: CallOutcomeListeners,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  async execute(provider: string, event: NormalizedCallEvent, runId?: number): Promise<ApplyCallStatusResult> {
+    if (event.kind !== 'status') return { applied: false, reason: 'stale_or_duplicate', run: null };
+    const run = await this.findRun(provider, event, runId ?? event.runId);
+    if (!run) {
+      this.log.info({ provider, run_id: runId ?? event.runId ?? null, provider_call_id: event.providerCallId ?? null, status: event.status }, 'call status for an unknown run ignored');
+      return { applied: false, reason: 'run_not_found', run: null };
+    }
+    const final = isFinalRunStatus(event.status);
+    const outcome = final ? outcomeOf(event) : null;
+    const update: RunStatusUpdate = { status: event.status, at: event.at ?? this.clock.now() };
+    if (event.providerCallId) update.providerCallId = event.providerCallId;
+    if (final && outcome) {
+      const agentSet = run.gatheredContext.mapped_call_disposition;
+      const disposition = outcome === 'completed' ? (typeof agentSet === 'string' && agentSet ? agentSet : 'completed') : outcome;
+      update.disposition = disposition;
+      update.gatheredContext = { mapped_call_disposition: disposition };
+    }
+    if (final && event.durationSeconds !== undefined) {
+      update.durationSeconds = event.durationSeconds;
+      update.costInfo = { call_duration_seconds: event.durationSeconds };
+    }
+    update.log = {
+      ts: update.at.toISOString(),
+      event: `call_${event.status}`,
+      ...(event.detail ? { message: event.detail } : {}),
+      details: { provider, ...(outcome ? { outcome } : {}), ...(event.providerCallId ? { provider_call_id: event.providerCallId } : {}) },
+    };
+    const result = await this.runs.applyStatus(run.organizationId, run.id, update);
+    if (!result.applied || !result.run) return { applied: false, reason: result.run ? 'stale_or_duplicate' : 'run_not_found', run: result.run };
+    if (final && outcome) {
+      for (const l of this.listeners.all()) {
+        try {
+          await l.onRunFinished(result.run, outcome);
+        } catch (e) {
+          this.log.error({ run_id: run.id, err: (e as Error)?.message }, 'call outcome listener failed');
+        }
+      }
+    }
+    return { applied: true, run: result.run, outcome };
+  }
+
+  private async findRun(provider: string, event: NormalizedCallEvent & { kind: 'status' }, runId: number | undefined): Promise<Run | null> {
+    if (runId !== undefined) {
+      const run = await this.runs.findForProviderEvent(runId);
+      // a run placed through another provider is not this event's run
+      if (run && run.provider !== null && run.provider !== provider) return null;
+      return run;
+    }
+    if (event.providerCallId) return this.runs.findByProviderCallId(provider, event.providerCallId);
+    return null;
+  }
+}

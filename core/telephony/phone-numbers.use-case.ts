@@ -1,0 +1,204 @@
+import { InputError, NotFoundError, ValidationError, DomainError } from '../errors.js';
+import type { Clock } from '../ports/clock.port.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { NormalizedAddress, PhoneAddressNormalizer } from '../ports/phone-address-normalizer.port.js';
+import type { PhoneNumberPatch, PhoneNumberRepository } from '../ports/phone-number.repository.port.js';
+import type { WorkflowRepository } from '../ports/workflow.repository.port.js';
+import type { PhoneNumber, PhoneNumberView } from './phone-number.js';
+import type { ProviderInstances } from './provider-instances.js';
+import type { TelephonyConfiguration } from './telephony-configuration.js';
+import type { TelephonyConfigurationReader } from './telephony-configurations.use-case.js';
+
+export const phoneNumberNotFound = () => new NotFoundError('phone_number_not_found', 'Phone number not found');
+
+/** The URL a provider posts inbound calls of `provider` to. */
+export const inboundWebhookUrl = (publicUrl: string, provider: string) => `${publicUrl.replace(/\/+$/, '')}/api/v1/telephony/${provider}/inbound`;
+
+/** What the phone-number use cases share: lookups, workflow checks, normalization, provider sync. */
+export class PhoneNumberService {
+  constructor(
+    readonly repo: PhoneNumberRepository,
+    readonly configurations: TelephonyConfigurationReader,
+    private readonly workflows: WorkflowRepository,
+    private readonly normalizer: PhoneAddressNormalizer,
+    private readonly instances: ProviderInstances,
+    private readonly log: Logger,
+    private readonly publicUrl: string,
+  ) {}
+
+  async require(organizationId: number, configurationId: number, id: number): Promise<{ configuration: TelephonyConfiguration; number: PhoneNumber }> {
+    const configuration = await this.configurations.require(organizationId, configurationId);
+    const number = await this.repo.get(organizationId, configurationId, id);
+    if (!number) throw phoneNumberNotFound();
+    return { configuration, number };
+  }
+
+  /** 422 on `body.address` when the normalizer refuses it. */
+  normalize(address: string, countryCode: string | null): NormalizedAddress {
+    try {
+      return this.normalizer.normalize(address, countryCode);
+    } catch (e) {
+      if (e instanceof DomainError) throw new ValidationError([{ loc: ['body', 'address'], msg: e.detail, type: 'value_error' }]);
+      throw e;
+    }
+  }
+
+  /** `InputError('workflow_not_found' | 'workflow_archived')` unless the workflow is active in the organization. */
+  async requireBindableWorkflow(organizationId: number, workflowId: number): Promise<void> {
+    const w = await this.workflows.get(organizationId, workflowId);
+    if (!w) throw new InputError('workflow_not_found', `Workflow ${workflowId} not found`);
+    if (w.status === 'archived') throw new InputError('workflow_archived', `Workflow ${workflowId} is archived`);
+  }
+
+  /** Pushes the number's binding (null: detach). A warning on failure, never an exception. */
+  async sync(configuration: TelephonyConfiguration, number: PhoneNumber, bound: boolean): Promise<{ ok: boolean; message: string }> {
+    let result: { ok: boolean; message: string };
+    try {
+      result = await this.instances.forConfiguration(configuration).syncInboundWebhook({
+        address: number.address,
+        addressNormalized: number.addressNormalized,
+        inboundUrl: bound ? inboundWebhookUrl(this.publicUrl, configuration.provider) : null,
+      });
+    } catch (e) {
+      result = { ok: false, message: (e as DomainError)?.detail ?? (e as Error)?.message ?? 'provider unavailable' };
+    }
+    if (!result.ok) this.log.warn({ phone_number_id: number.id, telephony_configuration_id: configuration.id, message: result.message }, 'inbound webhook sync failed');
+    return { ok: Boolean(result.ok), message: String(result.message ?? '') };
+  }
+
+  async views(organizationId: number, numbers: PhoneNumber[]): Promise<PhoneNumberView[]> {
+    const ids = [...new Set(numbers.map((n) => n.inboundWorkflowId).filter((x): x is number => x !== null))];
+    const names = new Map((ids.length ? await this.workflows.getMany(organizationId, ids) : []).map((w) => [w.id, w.name]));
+    return numbers.map((n) => ({ number: n, inboundWorkflowName: n.inboundWorkflowId === null ? null : names.get(n.inboundWorkflowId) ?? null }));
+  }
+
+  async view(organizationId: number, number: PhoneNumber, providerSync?: { ok: boolean; message: string }): Promise<PhoneNumberView> {
+    const [v] = await this.views(organizationId, [number]);
+    return providerSync ? { ...v!, providerSync } : v!;
+  }
+}
+
+export interface CreatePhoneNumberInput {
+  address: string;
+  countryCode?: string | null;
+  label?: string | null;
+  inboundWorkflowId?: number | null;
+  isActive?: boolean;
+  isDefaultCallerId?: boolean;
+  extraMetadata?: Record<string, unknown>;
+}
+
+export class CreatePhoneNumber {
+  constructor(private readonly s: PhoneNumberService, private readonly clock: Clock) {}
+
+  /** Rule 1-2 of spec 4.6; conflicts 409 `phone_number_exists` / `phone_number_conflict`. */
+  async execute(organizationId: number, configurationId: number, input: CreatePhoneNumberInput): Promise<PhoneNumberView> {
+    const configuration = await this.s.configurations.require(organizationId, configurationId);
+    const countryCode = input.countryCode ? input.countryCode.toUpperCase() : null;
+    const normalized = this.s.normalize(input.address, countryCode);
+    const inboundWorkflowId = input.inboundWorkflowId ?? null;
+    if (inboundWorkflowId !== null) await this.s.requireBindableWorkflow(organizationId, inboundWorkflowId);
+    const number = await this.s.repo.create(organizationId, {
+      telephonyConfigurationId: configuration.id,
+      provider: configuration.provider,
+      accountId: configuration.accountId,
+      address: input.address,
+      ...normalized,
+      countryCode,
+      label: input.label ?? null,
+      isActive: input.isActive ?? true,
+      isDefaultCallerId: input.isDefaultCallerId ?? false,
+      extraMetadata: input.extraMetadata ?? {},
+      inboundWorkflowId,
+      now: this.clock.now(),
+    });
+    const providerSync = inboundWorkflowId !== null ? await this.s.sync(configuration, number, true) : undefined;
+    return this.s.view(organizationId, number, providerSync);
+  }
+}
+
+export interface UpdatePhoneNumberInput {
+  label?: string | null;
+  inboundWorkflowId?: number | null;
+  clearInboundWorkflow?: boolean;
+  isActive?: boolean | null;
+  countryCode?: string | null;
+  extraMetadata?: Record<string, unknown> | null;
+}
+
+export class UpdatePhoneNumber {
+  constructor(private readonly s: PhoneNumberService, private readonly clock: Clock) {}
+
+  /**
+   * A null field means "no change" (spec 4.6 rule 4); `clear_inbound_workflow: true` removes the binding
+   * (and wins over an `inbound_workflow_id` sent with it). Setting, changing or clearing a binding pushes it
+   * to the provider (`provider_sync`). A new `country_code` recomputes `address_normalized`.
+   */
+  async execute(organizationId: number, configurationId: number, id: number, input: UpdatePhoneNumberInput): Promise<PhoneNumberView> {
+    const { configuration, number } = await this.s.require(organizationId, configurationId, id);
+    const patch: PhoneNumberPatch = { now: this.clock.now() };
+    if (input.label != null) patch.label = input.label;
+    if (input.isActive != null) patch.isActive = input.isActive;
+    if (input.extraMetadata != null) patch.extraMetadata = input.extraMetadata;
+    if (input.countryCode != null) {
+      patch.countryCode = input.countryCode.toUpperCase();
+      const n = this.s.normalize(number.address, patch.countryCode);
+      if (n.addressNormalized !== number.addressNormalized) patch.addressNormalized = n.addressNormalized;
+      if (n.addressType !== number.addressType) patch.addressType = n.addressType;
+    }
+    let sync: 'bind' | 'unbind' | null = null;
+    if (input.clearInboundWorkflow) {
+      if (number.inboundWorkflowId !== null) {
+        patch.inboundWorkflowId = null;
+        sync = 'unbind';
+      }
+    } else if (input.inboundWorkflowId != null) {
+      await this.s.requireBindableWorkflow(organizationId, input.inboundWorkflowId);
+      patch.inboundWorkflowId = input.inboundWorkflowId;
+      sync = 'bind';
+    }
+    const updated = await this.s.repo.update(organizationId, configurationId, id, patch);
+    if (!updated) throw phoneNumberNotFound();
+    // an address that moved while bound is re-pushed too
+    if (sync === null && patch.addressNormalized !== undefined && updated.inboundWorkflowId !== null) sync = 'bind';
+    const providerSync = sync ? await this.s.sync(configuration, updated, sync === 'bind') : undefined;
+    return this.s.view(organizationId, updated, providerSync);
+  }
+}
+
+export class GetPhoneNumber {
+  constructor(private readonly s: PhoneNumberService) {}
+  async execute(organizationId: number, configurationId: number, id: number): Promise<PhoneNumberView> {
+    const { number } = await this.s.require(organizationId, configurationId, id);
+    return this.s.view(organizationId, number);
+  }
+}
+
+export class ListPhoneNumbers {
+  constructor(private readonly s: PhoneNumberService) {}
+  async execute(organizationId: number, configurationId: number): Promise<PhoneNumberView[]> {
+    await this.s.configurations.require(organizationId, configurationId);
+    return this.s.views(organizationId, await this.s.repo.list(organizationId, configurationId));
+  }
+}
+
+export class DeletePhoneNumber {
+  constructor(private readonly s: PhoneNumberService) {}
+  /** A bound number's webhook is detached first (best-effort, reported as `provider_sync`). */
+  async execute(organizationId: number, configurationId: number, id: number): Promise<{ id: number; deleted: true; providerSync?: { ok: boolean; message: string } }> {
+    const { configuration, number } = await this.s.require(organizationId, configurationId, id);
+    const providerSync = number.inboundWorkflowId !== null ? await this.s.sync(configuration, number, false) : undefined;
+    if (!(await this.s.repo.delete(organizationId, configurationId, id))) throw phoneNumberNotFound();
+    return { id, deleted: true, ...(providerSync ? { providerSync } : {}) };
+  }
+}
+
+export class SetDefaultCallerId {
+  constructor(private readonly s: PhoneNumberService, private readonly clock: Clock) {}
+  async execute(organizationId: number, configurationId: number, id: number): Promise<PhoneNumberView> {
+    await this.s.require(organizationId, configurationId, id);
+    const n = await this.s.repo.setDefaultCaller(organizationId, configurationId, id, this.clock.now());
+    if (!n) throw phoneNumberNotFound();
+    return this.s.view(organizationId, n);
+  }
+}

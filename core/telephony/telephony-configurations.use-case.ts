@@ -1,0 +1,211 @@
+import { ConflictError, InputError, NotFoundError, ValidationError } from '../errors.js';
+import type { Clock } from '../ports/clock.port.js';
+import type { TokenService } from '../ports/crypto.port.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { PhoneNumberRepository } from '../ports/phone-number.repository.port.js';
+import type { TelephonyConfigurationRepository } from '../ports/telephony-configuration.repository.port.js';
+import type { TelephonyConfigurationUsage } from '../ports/telephony-configuration-usage.port.js';
+import type { TelephonyProviderCatalog } from '../ports/telephony-provider-catalog.port.js';
+import type { ProviderConfig, ProviderPlugin } from '../ports/telephony-provider.port.js';
+import { presentCredentials, restoreMaskedSecrets } from './credential-mask.js';
+import type { CredentialVault } from './credential-vault.js';
+import type { ProviderInstances } from './provider-instances.js';
+import type { ProviderSync, TelephonyConfiguration, TelephonyConfigurationView } from './telephony-configuration.js';
+
+export const configurationNotFound = () => new NotFoundError('telephony_configuration_not_found', 'Telephony configuration not found');
+
+/** Shared reading side: masking, counts, decrypting. */
+export class TelephonyConfigurationReader {
+  constructor(
+    private readonly repo: TelephonyConfigurationRepository,
+    private readonly numbers: PhoneNumberRepository,
+    private readonly catalog: TelephonyProviderCatalog,
+    private readonly vault: CredentialVault,
+  ) {}
+
+  /** The configuration or `NotFoundError('telephony_configuration_not_found')`. */
+  async require(organizationId: number, id: number): Promise<TelephonyConfiguration> {
+    const c = await this.repo.get(organizationId, id);
+    if (!c) throw configurationNotFound();
+    return c;
+  }
+
+  plugin(provider: string): ProviderPlugin {
+    const p = this.catalog.get(provider);
+    if (!p) throw new InputError('provider_not_registered', `No provider plugin "${provider}" is loaded`);
+    return p;
+  }
+
+  /** Decrypted credentials. */
+  open(c: TelephonyConfiguration): ProviderConfig {
+    return this.vault.open(this.plugin(c.provider).manifest, c);
+  }
+
+  view(c: TelephonyConfiguration, phoneNumberCount: number): TelephonyConfigurationView {
+    const plugin = this.catalog.get(c.provider);
+    // a configuration of a plugin that is no longer loaded still lists, with its clear settings only
+    const credentials = plugin ? presentCredentials(plugin.manifest, this.vault.open(plugin.manifest, c)) : { ...c.settings };
+    return { configuration: c, credentials, phoneNumberCount };
+  }
+
+  async viewOne(c: TelephonyConfiguration): Promise<TelephonyConfigurationView> {
+    const counts = await this.numbers.countByConfiguration(c.organizationId);
+    return this.view(c, counts.get(c.id) ?? 0);
+  }
+}
+
+function validated(catalog: TelephonyProviderCatalog, config: Record<string, unknown>): ProviderConfig {
+  const r = catalog.validateConfig(config);
+  if (!r.ok) throw new ValidationError(r.issues.map((i) => ({ ...i, loc: ['body', 'config', ...i.loc] })));
+  return r.config;
+}
+
+/** Drops what the client may send but never stores: the discriminator and the ignored `from_numbers`. */
+function credentialPart(config: Record<string, unknown>): Record<string, unknown> {
+  const { provider: _p, from_numbers: _f, ...rest } = config;
+  return rest;
+}
+
+export class CreateTelephonyConfiguration {
+  constructor(
+    private readonly repo: TelephonyConfigurationRepository,
+    private readonly reader: TelephonyConfigurationReader,
+    private readonly catalog: TelephonyProviderCatalog,
+    private readonly vault: CredentialVault,
+    private readonly tokens: TokenService,
+    private readonly instances: ProviderInstances,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Throws ValidationError (422) on a bad config, `ConflictError('telephony_configuration_name_taken')`. */
+  async execute(organizationId: number, input: { name: string; config: Record<string, unknown>; isDefaultOutbound: boolean }): Promise<TelephonyConfigurationView> {
+    const provider = String(input.config.provider ?? '');
+    const plugin = this.catalog.get(provider);
+    if (!plugin) throw new ValidationError([{ loc: ['body', 'config', 'provider'], msg: `Unknown provider "${provider}"`, type: 'union_tag_invalid' }]);
+    const config = validated(this.catalog, input.config);
+    const secretsKeyId = this.tokens.uuid();
+    const sealed = this.vault.seal(plugin.manifest, organizationId, secretsKeyId, config);
+    const c = await this.repo.create(organizationId, {
+      name: input.name,
+      provider,
+      isDefaultOutbound: input.isDefaultOutbound,
+      accountId: plugin.deriveAccountId(config),
+      secretsKeyId,
+      ...sealed,
+      now: this.clock.now(),
+    });
+    await this.instances.configurationChanged(c);
+    return this.reader.view(c, 0);
+  }
+}
+
+export class UpdateTelephonyConfiguration {
+  constructor(
+    private readonly repo: TelephonyConfigurationRepository,
+    private readonly reader: TelephonyConfigurationReader,
+    private readonly catalog: TelephonyProviderCatalog,
+    private readonly vault: CredentialVault,
+    private readonly instances: ProviderInstances,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Partial update: `name` and/or `config`; the sent config fields are merged over the stored ones (null
+   * unsets an optional field), masked values equal to the stored value's mask keep the stored secret.
+   * Throws NotFoundError, InputError('provider_immutable'), ValidationError, ConflictError (name taken,
+   * or a number colliding once the account id changes).
+   */
+  async execute(organizationId: number, id: number, patch: { name?: string; config?: Record<string, unknown> }): Promise<TelephonyConfigurationView> {
+    const stored = await this.reader.require(organizationId, id);
+    const change: { name?: string; accountId?: string; settings?: Record<string, unknown>; secrets?: Record<string, string>; now: Date } = { now: this.clock.now() };
+    if (patch.name !== undefined) change.name = patch.name;
+    if (patch.config !== undefined) {
+      const sentProvider = patch.config.provider;
+      if (sentProvider !== undefined && sentProvider !== stored.provider) {
+        throw new InputError('provider_immutable', `The provider of a configuration cannot change (it is "${stored.provider}"); create a new configuration instead`);
+      }
+      const plugin = this.reader.plugin(stored.provider);
+      const current = this.vault.open(plugin.manifest, stored);
+      const submitted = restoreMaskedSecrets(plugin.manifest, current, credentialPart(patch.config));
+      const merged: Record<string, unknown> = { ...current };
+      for (const [k, v] of Object.entries(submitted)) {
+        if (v === null) delete merged[k];
+        else merged[k] = v;
+      }
+      const config = validated(this.catalog, { ...merged, provider: stored.provider });
+      Object.assign(change, this.vault.seal(plugin.manifest, organizationId, stored.secretsKeyId, config));
+      change.accountId = plugin.deriveAccountId(config);
+    }
+    const updated = await this.repo.update(organizationId, id, change);
+    if (!updated) throw configurationNotFound();
+    await this.instances.configurationChanged(updated);
+    return this.reader.viewOne(updated);
+  }
+}
+
+export class ListTelephonyConfigurations {
+  constructor(private readonly repo: TelephonyConfigurationRepository, private readonly numbers: PhoneNumberRepository, private readonly reader: TelephonyConfigurationReader) {}
+  async execute(organizationId: number): Promise<TelephonyConfigurationView[]> {
+    const [list, counts] = await Promise.all([this.repo.list(organizationId), this.numbers.countByConfiguration(organizationId)]);
+    return list.map((c) => this.reader.view(c, counts.get(c.id) ?? 0));
+  }
+}
+
+export class GetTelephonyConfiguration {
+  constructor(private readonly reader: TelephonyConfigurationReader) {}
+  async execute(organizationId: number, id: number): Promise<TelephonyConfigurationView> {
+    return this.reader.viewOne(await this.reader.require(organizationId, id));
+  }
+}
+
+export class SetDefaultOutboundConfiguration {
+  constructor(private readonly repo: TelephonyConfigurationRepository, private readonly reader: TelephonyConfigurationReader, private readonly clock: Clock) {}
+  async execute(organizationId: number, id: number): Promise<TelephonyConfigurationView> {
+    const c = await this.repo.setDefaultOutbound(organizationId, id, this.clock.now());
+    if (!c) throw configurationNotFound();
+    return this.reader.viewOne(c);
+  }
+}
+
+export class DeleteTelephonyConfiguration {
+  constructor(
+    private readonly repo: TelephonyConfigurationRepository,
+    private readonly numbers: PhoneNumberRepository,
+    private readonly reader: TelephonyConfigurationReader,
+    private readonly usage: TelephonyConfigurationUsage,
+    private readonly instances: ProviderInstances,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Refused with `ConflictError('telephony_configuration_in_use')` while a draft, running or paused campaign
+   * uses it. Deletes its numbers too; the inbound webhooks of bound numbers are detached best-effort
+   * (`provider_sync` summarizes them when there were any).
+   */
+  async execute(organizationId: number, id: number): Promise<{ id: number; deleted: true; providerSync?: ProviderSync }> {
+    const c = await this.reader.require(organizationId, id);
+    const inUse = await this.usage.countActiveCampaignsUsingConfiguration(organizationId, id);
+    if (inUse > 0) throw new ConflictError('telephony_configuration_in_use', `The configuration is used by ${inUse} draft, running or paused campaign(s)`);
+    const bound = (await this.numbers.list(organizationId, id)).filter((n) => n.inboundWorkflowId !== null);
+    let providerSync: ProviderSync | undefined;
+    if (bound.length > 0) {
+      const failures: string[] = [];
+      try {
+        const provider = this.instances.forConfiguration(c);
+        for (const n of bound) {
+          const r = await provider.syncInboundWebhook({ address: n.address, addressNormalized: n.addressNormalized, inboundUrl: null });
+          if (!r.ok) failures.push(`${n.addressNormalized}: ${r.message}`);
+        }
+      } catch (e) {
+        failures.push((e as Error)?.message ?? 'provider unavailable');
+      }
+      providerSync = failures.length === 0
+        ? { ok: true, message: `Inbound webhook detached from ${bound.length} number(s)` }
+        : { ok: false, message: `Some inbound webhooks could not be detached: ${failures.join('; ')}` };
+      if (!providerSync.ok) this.log.warn({ telephony_configuration_id: id, message: providerSync.message }, 'webhook detach failed on configuration delete');
+    }
+    if (!(await this.repo.delete(organizationId, id))) throw configurationNotFound();
+    await this.instances.release(id);
+    return { id, deleted: true, ...(providerSync ? { providerSync } : {}) };
+  }
+}

@@ -1,0 +1,5 @@
+import type { ProviderPlugin } from '../core/ports/telephony-provider.port.js';
+import simulator from '../providers/simulator/index.js';
+
+/** The providers shipped with Callplane, in the order the metadata endpoint lists them. */
+export const BUILT_IN_PROVIDER_PLUGINS: readonly ProviderPlugin[] = [simulator];

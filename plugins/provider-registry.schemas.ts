@@ -1,0 +1,90 @@
+/**
+ * Everything generated from provider manifests: the metadata response, the JSON Schema of each `config`
+ * member (ajv validation and the OpenAPI `oneOf`, sensitive fields `writeOnly`), the union discriminated by
+ * `provider`.
+ */
+import type { CredentialField, ProviderManifest } from '../core/telephony/provider-manifest.js';
+import type { JsonSchema } from '../http/routing/route.js';
+
+/** API.md 2.4 / 4.5. */
+export function providerMetadata(manifest: ProviderManifest) {
+  return {
+    provider: manifest.id,
+    display_name: manifest.displayName,
+    docs_url: manifest.docsUrl,
+    fields: manifest.fields.map((f) => ({
+      name: f.name,
+      label: f.label,
+      type: f.type,
+      required: f.required,
+      sensitive: f.sensitive,
+      description: f.description,
+      placeholder: f.placeholder,
+    })),
+  };
+}
+
+function valueSchema(f: CredentialField): JsonSchema {
+  if (f.valueType === 'integer') return { type: 'integer' };
+  switch (f.type) {
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'string_array':
+      return { type: 'array', items: { type: 'string' } };
+    case 'url':
+      // the pattern sits in allOf so its error message reads "an http or https URL", not the field's description
+      return { type: 'string', format: 'uri', allOf: [{ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/]+', description: 'an http or https URL' }] };
+    default:
+      return { type: 'string' };
+  }
+}
+
+/** The schema of one credential field. Optional fields also accept null (on PUT: unset the field). */
+export function fieldSchema(f: CredentialField, options: { optional: boolean }): JsonSchema {
+  const base = valueSchema(f);
+  const s: JsonSchema = { ...base, ...(f.constraints ?? {}), title: f.label };
+  if (f.description) s.description = f.description;
+  if (f.placeholder) s.examples = [f.placeholder];
+  if (f.default !== undefined) s.default = f.default;
+  if (f.sensitive) s.writeOnly = true;
+  if (options.optional) s.type = [base.type as string, 'null'];
+  return s;
+}
+
+const requiredOnCreate = (f: CredentialField) => f.required && f.default === undefined;
+
+/**
+ * One member of the `config` union. `partial` (PUT): nothing but `provider` is required, no defaults are
+ * filled. Unknown properties are stripped (additionalProperties false with ajv's removeAdditional).
+ */
+export function configMemberSchema(manifest: ProviderManifest, options: { partial?: boolean } = {}): JsonSchema {
+  const properties: Record<string, JsonSchema> = {
+    provider: { type: 'string', const: manifest.id, description: manifest.displayName },
+  };
+  for (const f of manifest.fields) {
+    const s = fieldSchema(f, { optional: options.partial || !requiredOnCreate(f) });
+    if (options.partial) delete s.default;
+    properties[f.name] = s;
+  }
+  properties.from_numbers = { type: 'array', items: { type: 'string' }, description: 'Accepted and ignored: numbers are managed through the phone-number endpoints' };
+  return {
+    type: 'object',
+    title: `${manifest.displayName} (${manifest.id})`,
+    properties,
+    required: ['provider', ...(options.partial ? [] : manifest.fields.filter(requiredOnCreate).map((f) => f.name))],
+    additionalProperties: false,
+  };
+}
+
+/** The `config` union discriminated by `provider` (oneOf + discriminator). */
+export function configUnionSchema(manifests: readonly ProviderManifest[], options: { partial?: boolean } = {}): JsonSchema {
+  return {
+    type: 'object',
+    description: options.partial
+      ? 'Provider credentials, discriminated by `provider`. Only the sent fields change; a masked value equal to the stored mask keeps the stored secret; null unsets an optional field.'
+      : 'Provider credentials, a union discriminated by `provider`; the fields of each provider come from its manifest (GET /organizations/telephony-providers/metadata).',
+    discriminator: { propertyName: 'provider' },
+    required: ['provider'],
+    oneOf: manifests.map((m) => configMemberSchema(m, options)),
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * The provider SDK (`callplane/plugins/sdk`): everything a telephony provider plugin needs, and nothing of
+ * the host (no express, no inversify, no storage). A plugin package default-exports
+ * `defineProviderPlugin({ manifest, deriveAccountId, create, ... })`; settings name the packages to load
+ * (CALLPLANE_PROVIDER_PLUGINS). docs/providers.md walks through the simulator as the example.
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ProviderPlugin } from '../core/ports/telephony-provider.port.js';
+import type { CredentialField, ProviderManifest } from '../core/telephony/provider-manifest.js';
+
+export type {
+  CallOutcome,
+  InboundCall,
+  InboundRefusal,
+  NormalizedCallEvent,
+  PlaceCallRequest,
+  PlacedCall,
+  ProviderConfig,
+  ProviderContext,
+  ProviderHealth,
+  ProviderMarkup,
+  ProviderPlugin,
+  TelephonyProvider,
+  WebhookRequest,
+} from '../core/ports/telephony-provider.port.js';
+export type { CredentialField, CredentialFieldType, ProviderManifest } from '../core/telephony/provider-manifest.js';
+export type { RunStatus } from '../core/runs/run.js';
+export type { Logger } from '../core/ports/logger.port.js';
+export { ProviderApiError } from '../core/errors.js';
+export { maskSecret } from '../core/telephony/credential-mask.js';
+
+/** Field names the host owns inside `config`; a manifest may not declare them. */
+export const RESERVED_FIELD_NAMES = ['provider', 'from_numbers'] as const;
+
+/** JSON Schema (2020-12) of a provider manifest. */
+export const providerManifestSchema = {
+  $id: 'https://callplane.dev/schemas/provider-manifest.json',
+  type: 'object',
+  required: ['id', 'displayName', 'docsUrl', 'fields', 'mediaTransport'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,31}$', description: 'lower-case identifier, the `provider` discriminator' },
+    displayName: { type: 'string', minLength: 1, maxLength: 100 },
+    docsUrl: { type: 'string', pattern: '^https?://\\S+$' },
+    mediaTransport: { enum: ['websocket', 'ari', 'none'] },
+    fields: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'label', 'type', 'required', 'sensitive', 'description', 'placeholder'],
+        additionalProperties: false,
+        properties: {
+          name: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,63}$', not: { enum: [...RESERVED_FIELD_NAMES] } },
+          label: { type: 'string', minLength: 1, maxLength: 100 },
+          type: { enum: ['string', 'password', 'url', 'boolean', 'string_array', 'textarea'] },
+          required: { type: 'boolean' },
+          sensitive: { type: 'boolean' },
+          description: { type: 'string' },
+          placeholder: { type: 'string' },
+          default: { type: ['string', 'boolean', 'number', 'array'] },
+          constraints: { type: 'object' },
+          valueType: { enum: ['integer'] },
+        },
+      },
+    },
+  },
+} as const;
+
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+const validateManifestSchema = ajv.compile(providerManifestSchema);
+
+function defaultMatches(f: CredentialField): boolean {
+  const d = f.default;
+  if (d === undefined) return true;
+  if (f.valueType === 'integer') return Number.isInteger(d);
+  switch (f.type) {
+    case 'boolean':
+      return typeof d === 'boolean';
+    case 'string_array':
+      return Array.isArray(d) && d.every((x) => typeof x === 'string');
+    default:
+      return typeof d === 'string';
+  }
+}
+
+/** Every problem of `manifest` as readable lines; empty when it is valid. */
+export function validateProviderManifest(manifest: unknown): string[] {
+  if (!validateManifestSchema(manifest)) {
+    return (validateManifestSchema.errors ?? []).map((e) => `manifest${e.instancePath.replace(/\//g, '.')}: ${e.message}${e.keyword === 'not' ? ' (reserved field name)' : ''}`);
+  }
+  const m = manifest as ProviderManifest;
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const f of m.fields) {
+    if (seen.has(f.name)) problems.push(`manifest.fields: duplicate field "${f.name}"`);
+    seen.add(f.name);
+    if (!defaultMatches(f)) problems.push(`manifest.fields.${f.name}: default does not match type ${f.valueType ?? f.type}`);
+    if (f.valueType === 'integer' && f.type !== 'string') problems.push(`manifest.fields.${f.name}: valueType integer needs type "string"`);
+  }
+  return problems;
+}
+
+export class ProviderPluginDefinitionError extends Error {
+  constructor(readonly problems: string[], id: string) {
+    super(`invalid provider plugin "${id}": ${problems.join('; ')}`);
+  }
+}
+
+/** Marks values made by `defineProviderPlugin` (a global symbol: it survives duplicate copies of the SDK). */
+export const PROVIDER_PLUGIN_BRAND = Symbol.for('callplane.providerPlugin');
+
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v as object)) deepFreeze(x);
+  }
+  return v;
+}
+
+/**
+ * Checks a plugin (its manifest against `providerManifestSchema`, its hooks are functions) and returns it
+ * frozen and branded. Throws `ProviderPluginDefinitionError` listing every problem.
+ */
+export function defineProviderPlugin(plugin: ProviderPlugin): ProviderPlugin {
+  const id = String((plugin as Partial<ProviderPlugin>)?.manifest?.id ?? '?');
+  const problems = plugin && typeof plugin === 'object' ? validateProviderManifest(plugin.manifest) : ['not an object'];
+  if (plugin && typeof plugin === 'object') {
+    if (typeof plugin.deriveAccountId !== 'function') problems.push('deriveAccountId must be a function');
+    if (typeof plugin.create !== 'function') problems.push('create must be a function');
+    for (const hook of ['validateConfig', 'parseInboundCall', 'inboundReject'] as const) {
+      if (plugin[hook] !== undefined && typeof plugin[hook] !== 'function') problems.push(`${hook} must be a function when given`);
+    }
+  }
+  if (problems.length) throw new ProviderPluginDefinitionError(problems, id);
+  const copy = { ...plugin, manifest: structuredClone(plugin.manifest) };
+  Object.defineProperty(copy, PROVIDER_PLUGIN_BRAND, { value: true, enumerable: false });
+  return deepFreeze(copy);
+}
+
+/** True for a value returned by `defineProviderPlugin`. */
+export const isDefinedProviderPlugin = (v: unknown): v is ProviderPlugin =>
+  Boolean(v && typeof v === 'object' && (v as Record<symbol, unknown>)[PROVIDER_PLUGIN_BRAND] === true);

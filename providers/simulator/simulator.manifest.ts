@@ -1,0 +1,56 @@
+import type { ProviderManifest } from '../../plugins/sdk.js';
+
+/** API.md section 8. */
+export const simulatorManifest: ProviderManifest = {
+  id: 'simulator',
+  displayName: 'Simulator (no real calls)',
+  docsUrl: 'https://github.com/callplane/callplane/blob/main/docs/providers.md#the-simulator',
+  mediaTransport: 'none',
+  fields: [
+    {
+      name: 'account_id',
+      label: 'Account id',
+      type: 'string',
+      required: false,
+      sensitive: false,
+      description: 'Names the simulated account; with the address it makes a number unique across organizations.',
+      placeholder: 'simulator',
+      default: 'simulator',
+      constraints: { minLength: 1, maxLength: 128 },
+    },
+    {
+      name: 'api_key',
+      label: 'API key',
+      type: 'password',
+      required: false,
+      sensitive: true,
+      description: 'Optional. When set, webhooks posted to /telephony/simulator/... must carry it in X-Simulator-Key.',
+      placeholder: 'sim_...',
+      constraints: { maxLength: 256 },
+    },
+    {
+      name: 'ring_ms',
+      label: 'Ring time (ms)',
+      type: 'string',
+      valueType: 'integer',
+      required: false,
+      sensitive: false,
+      description: 'How long a simulated call rings before its outcome (0 to 60000).',
+      placeholder: '300',
+      default: 300,
+      constraints: { minimum: 0, maximum: 60000 },
+    },
+    {
+      name: 'talk_ms',
+      label: 'Talk time (ms)',
+      type: 'string',
+      valueType: 'integer',
+      required: false,
+      sensitive: false,
+      description: 'How long an answered call lasts before it ends normally (0 to 600000).',
+      placeholder: '1000',
+      default: 1000,
+      constraints: { minimum: 0, maximum: 600000 },
+    },
+  ],
+};

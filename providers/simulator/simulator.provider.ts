@@ -1,0 +1,197 @@
+import { timingSafeEqual } from 'node:crypto';
+import {
+  ProviderApiError,
+  type NormalizedCallEvent,
+  type PlaceCallRequest,
+  type PlacedCall,
+  type ProviderConfig,
+  type ProviderContext,
+  type ProviderMarkup,
+  type TelephonyProvider,
+  type WebhookRequest,
+} from '../../plugins/sdk.js';
+import { simulatorManifest } from './simulator.manifest.js';
+import { SCENARIO_FINAL_EVENT, SIMULATOR_EVENTS, scenarioFor } from './simulator.status-map.js';
+
+export interface SimulatorConfig {
+  accountId: string;
+  apiKey: string | null;
+  ringMs: number;
+  talkMs: number;
+}
+
+export function simulatorConfig(config: ProviderConfig): SimulatorConfig {
+  const int = (v: unknown, d: number) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : d);
+  return {
+    accountId: typeof config.account_id === 'string' && config.account_id ? config.account_id : 'simulator',
+    apiKey: typeof config.api_key === 'string' && config.api_key ? config.api_key : null,
+    ringMs: int(config.ring_ms, 300),
+    talkMs: int(config.talk_ms, 1000),
+  };
+}
+
+interface SimulatedCall {
+  runId: number;
+  state: 'queued' | 'ringing' | 'in_progress';
+  timer: ReturnType<typeof setTimeout> | null;
+  answeredAt: number | null;
+}
+
+/** How many final states `getCallStatus` remembers (reconciliation asks shortly after a call ends). */
+const REMEMBERED_FINALS = 10_000;
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
+
+/**
+ * A provider that places no call. Each call is a small state machine driven by one timer at a time (cheap
+ * for thousands of concurrent calls); every status goes through `ProviderContext.reportStatus`, the same
+ * use case HTTP callbacks reach. `close()` cancels every timer.
+ */
+export class SimulatorProvider implements TelephonyProvider {
+  readonly manifest = simulatorManifest;
+  private readonly calls = new Map<string, SimulatedCall>();
+  private readonly finals = new Map<string, NormalizedCallEvent & { kind: 'status' }>();
+  private closed = false;
+
+  constructor(readonly config: SimulatorConfig, private readonly context: ProviderContext) {}
+
+  /** Calls in flight (tests, load runs). */
+  get activeCalls(): number {
+    return this.calls.size;
+  }
+
+  async placeCall(request: PlaceCallRequest): Promise<PlacedCall> {
+    if (this.closed) throw new ProviderApiError('simulator', 'The simulator is shutting down', true);
+    const providerCallId = `sim-${request.attemptKey}`;
+    if (this.calls.has(providerCallId) || this.finals.has(providerCallId)) return { providerCallId, alreadyPlaced: true };
+    const scenario = scenarioFor(request.to);
+    if (scenario === 'dial_failed') {
+      throw new ProviderApiError('simulator', `Simulated dial failure: ${request.to} ends in 00`, false, 'provider_call_failed');
+    }
+    const call: SimulatedCall = { runId: request.runId, state: 'queued', timer: null, answeredAt: null };
+    this.calls.set(providerCallId, call);
+    this.after(providerCallId, 0, () => {
+      call.state = 'ringing';
+      this.emit(providerCallId, call, 'ringing');
+      this.after(providerCallId, this.config.ringMs, () => {
+        if (scenario === 'answered') this.answer(providerCallId, call);
+        else this.finish(providerCallId, call, SCENARIO_FINAL_EVENT[scenario], scenario === 'voicemail' ? 0 : undefined);
+      });
+    });
+    return { providerCallId, alreadyPlaced: false };
+  }
+
+  async hangup(providerCallId: string): Promise<void> {
+    const call = this.calls.get(providerCallId);
+    if (!call) return;
+    if (call.state === 'in_progress') this.finish(providerCallId, call, 'completed', this.elapsedSeconds(call));
+    else this.finish(providerCallId, call, 'canceled');
+  }
+
+  async getCallStatus(providerCallId: string): Promise<NormalizedCallEvent | null> {
+    const call = this.calls.get(providerCallId);
+    if (call) return { kind: 'status', runId: call.runId, providerCallId, status: call.state };
+    return this.finals.get(providerCallId) ?? null;
+  }
+
+  async syncInboundWebhook(number: { address: string; addressNormalized: string; inboundUrl: string | null }): Promise<{ ok: boolean; message: string }> {
+    return {
+      ok: true,
+      message: number.inboundUrl ? `Simulated calls to ${number.addressNormalized} reach ${number.inboundUrl}` : `Simulated inbound calls to ${number.addressNormalized} detached`,
+    };
+  }
+
+  verifyWebhook(request: WebhookRequest): boolean {
+    if (!this.config.apiKey) return true;
+    const given = request?.headers?.['x-simulator-key'];
+    if (typeof given !== 'string') return false;
+    const a = Buffer.from(given);
+    const b = Buffer.from(this.config.apiKey);
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+
+  parseStatusCallback(request: WebhookRequest): NormalizedCallEvent {
+    return parseSimulatorStatus(request);
+  }
+
+  inboundAnswer(input: { runId: number; providerCallId: string; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup {
+    if (!this.closed && !this.calls.has(input.providerCallId) && !this.finals.has(input.providerCallId)) {
+      const call: SimulatedCall = { runId: input.runId, state: 'queued', timer: null, answeredAt: null };
+      this.calls.set(input.providerCallId, call);
+      this.after(input.providerCallId, 0, () => this.answer(input.providerCallId, call));
+    }
+    return { contentType: 'application/json', body: JSON.stringify({ run_id: input.runId }) };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const call of this.calls.values()) if (call.timer) clearTimeout(call.timer);
+    this.calls.clear();
+  }
+
+  private answer(id: string, call: SimulatedCall): void {
+    call.state = 'in_progress';
+    call.answeredAt = Date.now();
+    this.emit(id, call, 'answered');
+    this.after(id, this.config.talkMs, () => this.finish(id, call, 'completed', this.config.talkMs / 1000));
+  }
+
+  private finish(id: string, call: SimulatedCall, event: keyof typeof SIMULATOR_EVENTS, durationSeconds?: number): void {
+    if (call.timer) clearTimeout(call.timer);
+    this.calls.delete(id);
+    const e = this.emit(id, call, event, durationSeconds);
+    this.finals.set(id, e);
+    if (this.finals.size > REMEMBERED_FINALS) this.finals.delete(this.finals.keys().next().value as string);
+  }
+
+  private elapsedSeconds(call: SimulatedCall): number {
+    return call.answeredAt === null ? 0 : Math.max(0, Date.now() - call.answeredAt) / 1000;
+  }
+
+  private after(id: string, ms: number, fn: () => void): void {
+    const call = this.calls.get(id);
+    if (!call || this.closed) return;
+    call.timer = setTimeout(() => {
+      call.timer = null;
+      if (!this.closed && this.calls.get(id) === call) fn();
+    }, ms);
+  }
+
+  private emit(id: string, call: SimulatedCall, event: keyof typeof SIMULATOR_EVENTS, durationSeconds?: number): NormalizedCallEvent & { kind: 'status' } {
+    const mapped = SIMULATOR_EVENTS[event]!;
+    const e: NormalizedCallEvent & { kind: 'status' } = {
+      kind: 'status',
+      runId: call.runId,
+      providerCallId: id,
+      status: mapped.status,
+      ...(mapped.outcome ? { outcome: mapped.outcome } : {}),
+      ...(durationSeconds !== undefined ? { durationSeconds } : {}),
+      at: new Date(),
+      detail: `simulator: ${event}`,
+    };
+    this.context.reportStatus(e).catch((err: unknown) => this.context.log.warn({ provider_call_id: id, err: (err as Error)?.message }, 'simulator status report failed'));
+    return e;
+  }
+}
+
+/**
+ * A simulator status callback: a JSON or form body `{event, call_id?, duration_seconds?}` where `event` is
+ * one of `SIMULATOR_EVENTS`. Pure; never throws.
+ */
+export function parseSimulatorStatus(request: WebhookRequest): NormalizedCallEvent {
+  const body = request?.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
+  const event = str(body.event);
+  if (!event) return { kind: 'ignored', reason: 'no event in the callback' };
+  const mapped = Object.prototype.hasOwnProperty.call(SIMULATOR_EVENTS, event) ? SIMULATOR_EVENTS[event] : undefined;
+  if (!mapped) return { kind: 'ignored', reason: `unknown simulator event "${event.slice(0, 40)}"` };
+  const duration = Number(body.duration_seconds);
+  const callId = str(body.call_id);
+  return {
+    kind: 'status',
+    ...(typeof request.runId === 'number' ? { runId: request.runId } : {}),
+    ...(callId ? { providerCallId: callId } : {}),
+    status: mapped.status,
+    ...(mapped.outcome ? { outcome: mapped.outcome } : {}),
+    ...(mapped.outcome && Number.isFinite(duration) && duration >= 0 ? { durationSeconds: duration } : {}),
+  };
+}
