@@ -49,7 +49,7 @@ describe('the built service as a process', () => {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'second@example.com', password: 'long enough' }),
     });
     expect(again.status).toBe(403);
-    expect((await again.json()).code).toBe('signup_disabled');
+    expect(((await again.json()) as { code: string }).code).toBe('signup_disabled');
     const login = await fetch(`${svc.url}/api/v1/auth/login`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'first@example.com', password: 'long enough' }),
     });

@@ -5,7 +5,7 @@ import { SqliteIdentityRepository, apiKeyFromRow, userFromRow } from './identity
 
 runIdentityRepositoryContract('sqlite', async () => {
   const db = openMigratedSqlite(':memory:');
-  return { repo: new SqliteIdentityRepository(db), cleanup: async () => db.close() };
+  return { repo: new SqliteIdentityRepository(db), cleanup: async () => { db.close(); } };
 });
 
 describe('sqlite identity mappers and migrations', () => {

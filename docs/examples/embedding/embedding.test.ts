@@ -12,10 +12,10 @@ runIdentityRepositoryContract('embedding example (memory)', async () => ({ repo:
 async function flow(base: string) {
   const signup = await fetch(`${base}/signup`, { method: 'POST', body: JSON.stringify({ email: 'emb@example.com', password: 'long enough' }) });
   expect(signup.status).toBe(200);
-  const { token, organization_id } = await signup.json();
+  const { token, organization_id } = (await signup.json()) as { token: string; organization_id: number };
   const key = await fetch(`${base}/keys`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
   expect(key.status).toBe(200);
-  const { api_key } = await key.json();
+  const { api_key } = (await key.json()) as { api_key: string };
   expect(api_key).toMatch(/^cpk_/);
   const who = await fetch(`${base}/whoami`, { headers: { 'x-api-key': api_key } });
   expect(await who.json()).toMatchObject({ organizationId: organization_id, via: 'api_key' });
