@@ -1,14 +1,63 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { ProviderApiError } from '../../core/errors.js';
 import type { PlaceCallRequest, WebhookRequest } from '../../core/ports/telephony-provider.port.js';
 import { FakeTwilioServer } from '../../test/fakes/twilio/fake-twilio-server.js';
-import { callbackFor, FIXTURE_ACCOUNT_SID, twilioAnswerFixtures, twilioInboundFixture, twilioStatusFixtures } from './fixtures/status-callbacks.js';
+import { fakeProviderContext, runTelephonyProviderContract } from '../../test/contracts/telephony-provider.contract.js';
+import twilioPlugin, { createTwilioPlugin } from './index.js';
 import { computeTwilioSignature } from './twilio-signature.js';
 import { TwilioClient } from './twilio.client.js';
 import { TwilioProvider } from './twilio.provider.js';
 import { mapTwilioStatus, TWILIO_CALL_STATUS } from './twilio.status-map.js';
 
 const PUBLIC = 'https://cp.example.org';
+const fixturesDir = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
+const FIXTURE_ACCOUNT_SID = 'AC0123456789abcdef0123456789abcdef';
+
+/** The form body of a recorded fixture (fixtures/<name>.json). */
+function form(name: string): Record<string, string> {
+  return (JSON.parse(readFileSync(join(fixturesDir, `${name}.json`), 'utf8')) as { request: { body: Record<string, string> } }).request.body;
+}
+const twilioStatusFixtures = Object.fromEntries(
+  readdirSync(fixturesDir).filter((f) => f.startsWith('status-')).map((f) => [f.slice(7, -5).replace(/-(\w)/g, (_m, c: string) => c.toUpperCase()), form(f.slice(0, -5))]),
+) as Record<string, Record<string, string>>;
+const twilioInboundFixture = form('inbound-call');
+const twilioAnswerFixtures = { human: form('answer-human'), machine: form('answer-machine'), noAmd: form('status-answered') };
+const callbackFor = (f: Record<string, string>, accountSid: string) => ({ ...f, AccountSid: accountSid });
+
+let contractFake: FakeTwilioServer | undefined;
+runTelephonyProviderContract('twilio', () => ({
+  plugin: contractFake ? createTwilioPlugin({ apiBaseUrl: contractFake.url }) : twilioPlugin,
+  fixturesDir,
+  validConfig: { account_sid: FIXTURE_ACCOUNT_SID, auth_token: '0123456789abcdef0123456789abcdef' },
+  otherAccountConfig: { account_sid: `AC${'a'.repeat(32)}`, auth_token: 'fedcba9876543210fedcba9876543210' },
+  placeCall: {
+    async setup() {
+      contractFake = await FakeTwilioServer.start();
+      return {
+        config: { account_sid: contractFake.accountSid, auth_token: contractFake.authToken },
+        teardown: async () => {
+          await contractFake?.close();
+          contractFake = undefined;
+        },
+      };
+    },
+    request: {
+      attemptKey: 'attempt-42', organizationId: 1, runId: 42, to: '+15557654321', from: '+15550001111',
+      statusCallbackUrl: `${PUBLIC}/api/v1/telephony/twilio/status/42`, answerUrl: `${PUBLIC}/api/v1/telephony/twilio/answer/42`,
+      mediaUrl: 'wss://cp.example.org/api/v1/telephony/twilio/media/42', machineDetection: true, ringTimeoutSeconds: 30,
+    },
+    verify(placed, reported) {
+      expect(reported).toEqual([]); // Twilio reports through HTTP callbacks only
+      // The default plugin talks to api.twilio.com; the contract instance is built by a plugin pointed at the fake.
+      expect(placed.providerCallId).toMatch(/^CA[0-9a-f]{32}$/);
+      const form = contractFake?.requests.find((r) => r.path.endsWith('/Calls.json'))?.form;
+      expect(form).toMatchObject({ To: '+15557654321', From: '+15550001111', Url: `${PUBLIC}/api/v1/telephony/twilio/answer/42`, MachineDetection: 'Enable' });
+    },
+  },
+}));
 
 function webhook(body: Record<string, string>, extra: Partial<WebhookRequest> = {}): WebhookRequest {
   return { publicUrl: `${PUBLIC}/api/v1/telephony/twilio/status/7`, method: 'POST', headers: {}, body, query: {}, runId: 7, ...extra };
@@ -62,14 +111,14 @@ describe('TwilioProvider (pure parts)', () => {
     expect(provider.parseStatusCallback(webhook(f.failed))).toMatchObject({ status: 'failed', outcome: 'failed', detail: 'sip=404 twilio_error=32009' });
     expect(provider.parseStatusCallback(webhook(f.canceled))).toMatchObject({ outcome: 'canceled' });
     // The in-progress AMD verdict is kept as a detail; the outcome comes with the final callback.
-    const machine = provider.parseStatusCallback(webhook(f.answeredByMachine));
+    const machine = provider.parseStatusCallback(webhook(f.answeredMachine));
     expect(machine).toMatchObject({ status: 'in_progress', detail: 'answered_by=machine_start' });
     expect(machine).not.toHaveProperty('outcome');
   });
 
   it('ignores unknown or foreign payloads with a reason and never throws', () => {
     const f = twilioStatusFixtures;
-    expect(provider.parseStatusCallback(webhook(f.unknownStatus))).toEqual({ kind: 'ignored', reason: 'unknown Twilio CallStatus "teleported"' });
+    expect(provider.parseStatusCallback(webhook(f.unknown))).toEqual({ kind: 'ignored', reason: 'unknown Twilio CallStatus "teleported"' });
     expect(provider.parseStatusCallback(webhook(f.streamStopped))).toEqual({ kind: 'ignored', reason: 'no CallStatus in the callback' });
     expect(provider.parseStatusCallback(webhook(f.empty)).kind).toBe('ignored');
     expect(provider.parseStatusCallback(webhook(callbackFor(f.completed, `AC${'9'.repeat(32)}`)))).toEqual({ kind: 'ignored', reason: 'callback of another Twilio account' });

@@ -160,22 +160,10 @@ export class TwilioProvider implements TelephonyProvider {
   }
 
   parseInboundCall(request: WebhookRequest): InboundCall | { ignored: string } {
-    try {
-      const body = formParams(request.body);
-      const callSid = first(body.CallSid);
-      const from = first(body.From);
-      const to = first(body.To) ?? first(body.Called);
-      if (!callSid) return { ignored: 'no CallSid in the inbound webhook' };
-      if (!to) return { ignored: 'no To in the inbound webhook' };
-      const direction = first(body.Direction);
-      if (direction && direction !== 'inbound') return { ignored: `not an inbound call (Direction ${direction})` };
-      return { providerCallId: callSid, from: from ?? '', to, accountId: first(body.AccountSid) ?? null };
-    } catch {
-      return { ignored: 'unreadable Twilio inbound webhook' };
-    }
+    return parseTwilioInboundCall(request);
   }
 
-  inboundAnswer(input: { runId: number; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup {
+  inboundAnswer(input: { runId: number; providerCallId?: string; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup {
     return { contentType: TWIML_CONTENT_TYPE, body: connectStreamTwiml({ mediaUrl: input.mediaUrl, runId: input.runId }) };
   }
 
@@ -206,6 +194,23 @@ export class TwilioProvider implements TelephonyProvider {
 
 // ---------------------------------------------------------------------------------------------------------
 
+/** Twilio's inbound voice webhook (From, To, CallSid, AccountSid) as an inbound call. Pure; never throws. */
+export function parseTwilioInboundCall(request: WebhookRequest): InboundCall | { ignored: string } {
+  try {
+    const body = formParams(request.body);
+    const callSid = first(body.CallSid);
+    const from = first(body.From);
+    const to = first(body.To) ?? first(body.Called);
+    if (!callSid) return { ignored: 'no CallSid in the inbound webhook' };
+    if (!to) return { ignored: 'no To in the inbound webhook' };
+    const direction = first(body.Direction);
+    if (direction && direction !== 'inbound') return { ignored: `not an inbound call (Direction ${direction})` };
+    return { providerCallId: callSid, from: from ?? '', to, accountId: first(body.AccountSid) ?? null };
+  } catch {
+    return { ignored: 'unreadable Twilio inbound webhook' };
+  }
+}
+
 function header(headers: Record<string, string>, name: string): string | undefined {
   for (const [k, v] of Object.entries(headers ?? {})) if (k.toLowerCase() === name) return Array.isArray(v) ? String(v[0]) : String(v);
   return undefined;
@@ -213,7 +218,7 @@ function header(headers: Record<string, string>, name: string): string | undefin
 
 /** A parsed form body as Twilio's signature sees it: string values (repeated keys as arrays). */
 function formParams(body: Record<string, unknown> | undefined): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  const out = Object.create(null) as Record<string, string | string[]>;
   if (!body || typeof body !== 'object') return out;
   for (const [k, v] of Object.entries(body)) {
     if (v === undefined || v === null) continue;
