@@ -9,6 +9,7 @@ import type { RouteDefinition } from '../http/routing/route.js';
 import { foundationModule, type FoundationOptions } from './modules/foundation.module.js';
 import { identityModule } from './modules/identity.module.js';
 import { storageModule } from './modules/storage.module.js';
+import { workflowsModule } from './modules/workflows.module.js';
 import type { Settings } from './settings.js';
 import { HttpRoutesToken, SettingsToken, StorageProbeToken } from './tokens.js';
 import { packageVersion } from './version.js';
@@ -25,6 +26,7 @@ export function buildContainer(options: FoundationOptions): Container {
   foundationModule(c, options);
   storageModule(c, options.settings);
   identityModule(c);
+  workflowsModule(c);
 
   const version = packageVersion();
   c.bind(HttpRoutesToken).toResolvedValue(

@@ -2,9 +2,15 @@ import type { Container } from 'inversify';
 import { IdentityRepository } from '../../core/ports/identity.repository.port.js';
 import type { SqliteDatabase } from '../../adapters/storage/sqlite/database.js';
 import { SqliteIdentityRepository } from '../../adapters/storage/sqlite/identity.sqlite.js';
+import { RunRepository } from '../../core/ports/run.repository.port.js';
+import { WorkflowRepository } from '../../core/ports/workflow.repository.port.js';
+import { SqliteRunRepository } from '../../adapters/storage/sqlite/run.sqlite.js';
+import { SqliteWorkflowRepository } from '../../adapters/storage/sqlite/workflow.sqlite.js';
 import type { Db } from 'mongodb';
 import { createMongoStorage, type MongoStorage } from '../../adapters/storage/mongo/mongo-database.js';
 import { MongoIdentityRepository } from '../../adapters/storage/mongo/identity.mongo.js';
+import { MongoRunRepository } from '../../adapters/storage/mongo/run.mongo.js';
+import { MongoWorkflowRepository } from '../../adapters/storage/mongo/workflow.mongo.js';
 import type { Lifecycle } from '../lifecycle.js';
 import type { Settings } from '../settings.js';
 import { LifecycleToken, SqliteDatabaseToken, StorageProbeToken } from '../tokens.js';
@@ -21,6 +27,8 @@ export function storageModule(c: Container, settings: Settings): void {
     const bindSqlite = <T>(token: symbol, make: (db: SqliteDatabase) => T) =>
       c.bind<T>(token).toResolvedValue(make, [SqliteDatabaseToken]).inSingletonScope();
     bindSqlite(IdentityRepository, (db) => new SqliteIdentityRepository(db));
+    bindSqlite(WorkflowRepository, (db) => new SqliteWorkflowRepository(db));
+    bindSqlite(RunRepository, (db) => new SqliteRunRepository(db));
     return;
   }
   if (settings.storage === 'mongodb') {
@@ -36,6 +44,8 @@ export function storageModule(c: Container, settings: Settings): void {
     const bindMongo = <T>(token: symbol, make: (db: Db) => T) =>
       c.bind<T>(token).toResolvedValue((s: MongoStorage) => make(s.db), [MongoStorageToken]).inSingletonScope();
     bindMongo(IdentityRepository, (db) => new MongoIdentityRepository(db));
+    bindMongo(WorkflowRepository, (db) => new MongoWorkflowRepository(db));
+    bindMongo(RunRepository, (db) => new MongoRunRepository(db));
     c.rebind(StorageProbeToken).toResolvedValue((s: MongoStorage) => () => s.ping(), [MongoStorageToken]);
     return;
   }

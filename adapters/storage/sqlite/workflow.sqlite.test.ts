@@ -34,7 +34,7 @@ describe('sqlite workflow mappers', () => {
     const repo = new SqliteWorkflowRepository(db);
     await expect(repo.create(12345, {
       name: 'x', workflowUuid: 'u', definition: { nodes: [], edges: [] }, templateContextVariables: {}, workflowConfigurations: {}, now: new Date(),
-    })).rejects.toThrow(/FOREIGN KEY/);
+    })).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' }); // not toThrow: SqliteError is from another realm under jest's vm
     expect(db.prepare('SELECT COUNT(*) AS n FROM workflow_definitions').get()).toEqual({ n: 0 });
     db.close();
   });
