@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConflictError, InputError } from '../../core/errors.js';
@@ -77,6 +77,17 @@ describe('workflows and runs API (API.md section 7)', () => {
     it('stores template_context_variables and workflow_configurations given at creation', async () => {
       const w = await create(a, { template_context_variables: { first_name: 'there' }, workflow_configurations: { voice: 'alloy' } });
       expect(w).toMatchObject({ template_context_variables: { first_name: 'there' }, workflow_configurations: { voice: 'alloy' } });
+    });
+
+    it('accepts the example docs/api.md tells users to paste', async () => {
+      const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+      const m = /<<'JSON'\n([\s\S]*?)\nJSON\n/.exec(doc.slice(doc.indexOf('## Workflows (agents) and runs')));
+      expect(m).not.toBeNull();
+      const body = JSON.parse(m![1]!);
+      expect(body.workflow_definition).toEqual(exampleWorkflowDefinition);
+      const r = await svc.post('/workflow/create/definition', body, a);
+      expect(r.status).toBe(200);
+      expect(r.body.name).toBe(body.name);
     });
 
     it('gives every workflow its own uuid', async () => {
