@@ -1,5 +1,7 @@
 import type { ProviderPlugin } from '../core/ports/telephony-provider.port.js';
+import ari from '../providers/ari/index.js';
 import simulator from '../providers/simulator/index.js';
+import twilio from '../providers/twilio/index.js';
 
 /** The providers shipped with Callplane, in the order the metadata endpoint lists them. */
-export const BUILT_IN_PROVIDER_PLUGINS: readonly ProviderPlugin[] = [simulator];
+export const BUILT_IN_PROVIDER_PLUGINS: readonly ProviderPlugin[] = [ari, twilio, simulator];
