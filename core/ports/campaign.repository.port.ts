@@ -130,17 +130,22 @@ export interface CampaignRepository {
    */
   claimNextContact(organizationId: number, campaignId: number, options: { now: Date; leaseMs: number }): Promise<ClaimResult>;
   /**
-   * `claimed` → `dialing`, recording the run, only while the campaign is `running`; increments
-   * `executedCount`. Returns the attempt, or null when it is not `claimed` or the campaign is no longer running
-   * (the caller then releases it). Call right before the provider is called.
+   * `claimed` → `dialing` only while the campaign is `running`. Returns the attempt, or null when it is not
+   * `claimed` or the campaign is no longer running (the caller then releases it). Call before creating the run.
    */
-  markDialing(organizationId: number, attemptId: number, input: { runId: number; now: Date; checkAt: Date }): Promise<ContactAttempt | null>;
+  markDialing(organizationId: number, attemptId: number, input: { now: Date; checkAt: Date }): Promise<ContactAttempt | null>;
+  /**
+   * Records the run of a `dialing` attempt that has none and counts the call (`executedCount + 1`). Call right
+   * before the provider is called: from here on the attempt is never redialed, only reconciled. Null when the
+   * attempt is not `dialing` or already has a run.
+   */
+  attachRun(organizationId: number, attemptId: number, input: { runId: number; now: Date }): Promise<ContactAttempt | null>;
   /** `dialing` → `placed` with the provider's call id. Null when the attempt is not `dialing` (e.g. it already ended). */
   markPlaced(organizationId: number, attemptId: number, input: { providerCallId: string; now: Date; checkAt: Date }): Promise<ContactAttempt | null>;
   /**
-   * Hands a `claimed` attempt back: frees its slot (`inFlight - 1`), makes the contact `pending` again (or
+   * Hands back an attempt whose provider was never called (`claimed`, or `dialing` without a run): frees its slot (`inFlight - 1`), makes the contact `pending` again (or
    * `dropped` when the campaign is cancelled, failed or completed), keeps the attempt for reuse by the next claim.
-   * Returns false (nothing changed) when the attempt is not `claimed`.
+   * The attempt becomes `claimed` again. Returns false (nothing changed) for any other attempt.
    */
   releaseAttempt(organizationId: number, attemptId: number, now: Date): Promise<boolean>;
   /**

@@ -43,6 +43,10 @@ export function runCampaignRepositoryContract(label: string, make: () => Promise
       return c;
     };
     const claim = (id: number, now = t0, leaseMs = 60_000) => h.repo.claimNextContact(org, id, { now, leaseMs });
+    const dial = async (attemptId: number, runId: number, now = t0, checkAt = at(10)) => {
+      await h.repo.markDialing(org, attemptId, { now, checkAt });
+      return h.repo.attachRun(org, attemptId, { runId, now });
+    };
 
     it('creates a draft with its contacts and logs, and reads it back scoped by organization', async () => {
       const c = await h.repo.create(org, input());
@@ -181,17 +185,20 @@ export function runCampaignRepositoryContract(label: string, make: () => Promise
       expect((await h.repo.get(org, c.id))!.inFlight).toBe(4);
     });
 
-    it('marks dialing (counting executed) only while running, then placed', async () => {
+    it('marks dialing only while running, counts the call when the run is attached, then placed', async () => {
       const c = await running();
       const r = await claim(c.id);
       if (r.kind !== 'claimed') throw new Error('claim');
-      const dialing = await h.repo.markDialing(org, r.attempt.id, { runId: 77, now: at(1), checkAt: at(100) });
-      expect(dialing).toMatchObject({ status: 'dialing', runId: 77, checkAt: at(100) });
-      expect((await h.repo.get(org, c.id))!.executedCount).toBe(1);
-      expect(await h.repo.markDialing(org, r.attempt.id, { runId: 78, now: at(1), checkAt: at(100) })).toBeNull();
+      const dialing = await h.repo.markDialing(org, r.attempt.id, { now: at(1), checkAt: at(100) });
+      expect(dialing).toMatchObject({ status: 'dialing', runId: null, checkAt: at(100) });
+      expect((await h.repo.get(org, c.id))!.executedCount).toBe(0);
+      expect(await h.repo.markDialing(org, r.attempt.id, { now: at(1), checkAt: at(100) })).toBeNull();
+      expect(await h.repo.attachRun(org, r.attempt.id, { runId: 77, now: at(1) })).toMatchObject({ status: 'dialing', runId: 77 });
+      expect(await h.repo.attachRun(org, r.attempt.id, { runId: 78, now: at(1) })).toBeNull();
+      expect(await h.repo.attachRun(other, r.attempt.id, { runId: 78, now: at(1) })).toBeNull();
       expect((await h.repo.get(org, c.id))!.executedCount).toBe(1);
       const placed = await h.repo.markPlaced(org, r.attempt.id, { providerCallId: 'call-1', now: at(2), checkAt: at(500) });
-      expect(placed).toMatchObject({ status: 'placed', providerCallId: 'call-1', placedAt: at(2), checkAt: at(500) });
+      expect(placed).toMatchObject({ status: 'placed', runId: 77, providerCallId: 'call-1', placedAt: at(2), checkAt: at(500) });
       expect(await h.repo.markPlaced(org, r.attempt.id, { providerCallId: 'call-2', now: at(2), checkAt: at(500) })).toBeNull();
       expect(await h.repo.getAttempt(org, r.attempt.id)).toEqual(placed);
       expect(await h.repo.getAttempt(other, r.attempt.id)).toBeNull();
@@ -199,10 +206,10 @@ export function runCampaignRepositoryContract(label: string, make: () => Promise
       const second = await claim(c.id);
       if (second.kind !== 'claimed') throw new Error('claim');
       await h.repo.transition(org, c.id, { from: ['running'], to: 'paused', now: at(3) });
-      expect(await h.repo.markDialing(org, second.attempt.id, { runId: 79, now: at(3), checkAt: at(100) })).toBeNull();
+      expect(await h.repo.markDialing(org, second.attempt.id, { now: at(3), checkAt: at(100) })).toBeNull();
     });
 
-    it('releases a claimed attempt back to the queue and reuses it on the next claim', async () => {
+    it('releases an attempt whose provider was never called and reuses it on the next claim', async () => {
       const c = await running({ maxConcurrency: 1 });
       const r = await claim(c.id);
       if (r.kind !== 'claimed') throw new Error('claim');
@@ -214,8 +221,14 @@ export function runCampaignRepositoryContract(label: string, make: () => Promise
       expect(again.attempt).toMatchObject({ id: r.attempt.id, attemptNumber: 1, claimedAt: at(6) });
       expect(again.contact.id).toBe(r.contact.id);
       expect((await h.repo.listAttempts(org, c.id)).length).toBe(1);
-      await h.repo.markDialing(org, again.attempt.id, { runId: 1, now: at(7), checkAt: at(8) });
-      expect(await h.repo.releaseAttempt(org, again.attempt.id, at(9))).toBe(false);
+      await h.repo.markDialing(org, again.attempt.id, { now: at(7), checkAt: at(8) });
+      expect(await h.repo.releaseAttempt(org, again.attempt.id, at(9))).toBe(true);
+      const third = await claim(c.id, at(10));
+      if (third.kind !== 'claimed') throw new Error('claim');
+      expect(third.attempt).toMatchObject({ id: r.attempt.id, status: 'claimed', attemptNumber: 1 });
+      await dial(third.attempt.id, 5);
+      expect(await h.repo.releaseAttempt(org, third.attempt.id, at(11))).toBe(false);
+      expect((await h.repo.get(org, c.id))!.inFlight).toBe(1);
     });
 
     it('drops a released contact of a cancelled campaign', async () => {
@@ -232,7 +245,7 @@ export function runCampaignRepositoryContract(label: string, make: () => Promise
       const c = await running({ maxConcurrency: 3 });
       const claims = [await claim(c.id), await claim(c.id), await claim(c.id)];
       const ids = claims.map((r) => (r.kind === 'claimed' ? r.attempt.id : 0));
-      for (const id of ids) await h.repo.markDialing(org, id, { runId: id, now: t0, checkAt: at(10) });
+      for (const id of ids) await dial(id, id);
 
       const done = await h.repo.recordOutcome(org, ids[0]!, { outcome: 'completed', now: at(1), retryAt: null });
       expect(done).toMatchObject({ recorded: true, attempt: { status: 'ended', outcome: 'completed', endedAt: at(1) },
@@ -261,7 +274,7 @@ export function runCampaignRepositoryContract(label: string, make: () => Promise
       const c = await running();
       const r = await claim(c.id);
       if (r.kind !== 'claimed') throw new Error('claim');
-      await h.repo.markDialing(org, r.attempt.id, { runId: 1, now: t0, checkAt: at(10) });
+      await dial(r.attempt.id, 1, t0, at(10));
       await h.repo.transition(org, c.id, { from: ['running'], to: 'cancelled', now: at(1) });
       const rec = await h.repo.recordOutcome(org, r.attempt.id, { outcome: 'no_answer', now: at(2), retryAt: at(1000) });
       expect(rec!.contact.status).toBe('dropped');
@@ -280,7 +293,7 @@ export function runCampaignRepositoryContract(label: string, make: () => Promise
       await h.repo.postponeCheck(org, a.attempt.id, at(9000));
       expect((await h.repo.attemptsDueForCheck(at(6000), 10)).map((d) => d.attempt.id)).toEqual([b.attempt.id]);
       expect((await h.repo.attemptsDueForCheck(at(9000), 1)).map((d) => d.attempt.id)).toEqual([b.attempt.id]);
-      await h.repo.markDialing(org, b.attempt.id, { runId: 1, now: t0, checkAt: at(1) });
+      await dial(b.attempt.id, 1, t0, at(1));
       await h.repo.recordOutcome(org, b.attempt.id, { outcome: 'completed', now: at(2), retryAt: null });
       expect((await h.repo.attemptsDueForCheck(at(9000), 10)).map((d) => d.attempt.id)).toEqual([a.attempt.id]);
     });
@@ -291,7 +304,7 @@ export function runCampaignRepositoryContract(label: string, make: () => Promise
       for (let i = 0; i < 3; i++) {
         const r = await claim(c.id);
         if (r.kind !== 'claimed') throw new Error('claim');
-        await h.repo.markDialing(org, r.attempt.id, { runId: i + 1, now: t0, checkAt: at(10) });
+        await dial(r.attempt.id, i + 1, t0, at(10));
         await h.repo.recordOutcome(org, r.attempt.id, { outcome: outcomes[i]!, now: at(i * 1000), retryAt: null });
       }
       expect(await h.repo.breakerWindow(org, c.id, t0)).toEqual({ calls: 3, failures: 2 });
@@ -306,7 +319,7 @@ export function runCampaignRepositoryContract(label: string, make: () => Promise
       const r = await claim(c.id);
       if (r.kind !== 'claimed') throw new Error('claim');
       expect(await h.repo.completeIfDone(org, c.id, at(1), log('campaign_completed'))).toBeNull();
-      await h.repo.markDialing(org, r.attempt.id, { runId: 1, now: t0, checkAt: at(10) });
+      await dial(r.attempt.id, 1, t0, at(10));
       await h.repo.recordOutcome(org, r.attempt.id, { outcome: 'completed', now: at(2), retryAt: null });
       expect(await h.repo.completeIfDone(other, c.id, at(3), log('campaign_completed'))).toBeNull();
       const done = await h.repo.completeIfDone(org, c.id, at(3), log('campaign_completed', at(3)));

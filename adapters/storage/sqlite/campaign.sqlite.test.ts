@@ -18,7 +18,7 @@ function seedOrganizations(db: SqliteDatabase): [number, number] {
 
 runCampaignRepositoryContract('sqlite', async () => {
   const db = openMigratedSqlite(':memory:');
-  return { repo: new SqliteCampaignRepository(db), organizations: seedOrganizations(db), cleanup: async () => db.close() };
+  return { repo: new SqliteCampaignRepository(db), organizations: seedOrganizations(db), cleanup: async () => void db.close() };
 });
 
 describe('sqlite campaign mappers', () => {
@@ -97,7 +97,8 @@ for (;;) {
   if (r.kind === 'at_capacity') { await sleep(1); continue; }
   claimed.push(r.contact.id);
   maxSeen = Math.max(maxSeen, db.prepare('SELECT in_flight FROM campaigns WHERE id = ?').get(id).in_flight);
-  await repo.markDialing(org, r.attempt.id, { runId: r.attempt.id, now: new Date(), checkAt: new Date(Date.now() + 60000) });
+  await repo.markDialing(org, r.attempt.id, { now: new Date(), checkAt: new Date(Date.now() + 60000) });
+  await repo.attachRun(org, r.attempt.id, { runId: r.attempt.id, now: new Date() });
   await sleep(2);
   await repo.recordOutcome(org, r.attempt.id, { outcome: 'completed', now: new Date(), retryAt: null });
 }

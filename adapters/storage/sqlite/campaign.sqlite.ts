@@ -95,9 +95,12 @@ export class SqliteCampaignRepository implements CampaignRepository {
         WHERE id = ? AND status = 'claimed' RETURNING *`),
       insertAttempt: db.prepare<[number, number, number, number, number, number], AttemptRow>(`INSERT INTO campaign_attempts
         (organization_id, campaign_id, contact_id, attempt_number, status, claimed_at, check_at) VALUES (?, ?, ?, ?, 'claimed', ?, ?) RETURNING *`),
-      markDialing: db.prepare<[number, number, number, number], AttemptRow>(`UPDATE campaign_attempts SET status = 'dialing', run_id = ?, check_at = ?
+      markDialing: db.prepare<[number, number, number], AttemptRow>(`UPDATE campaign_attempts SET status = 'dialing', check_at = ?
         WHERE organization_id = ? AND id = ? AND status = 'claimed'
           AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = campaign_attempts.campaign_id AND c.state = 'running') RETURNING *`),
+      attachRun: db.prepare<[number, number, number], AttemptRow>(`UPDATE campaign_attempts SET run_id = ?
+        WHERE organization_id = ? AND id = ? AND status = 'dialing' AND run_id IS NULL RETURNING *`),
+      reclaimable: db.prepare<[number]>(`UPDATE campaign_attempts SET status = 'claimed' WHERE id = ?`),
       countExecuted: db.prepare<[number, number]>('UPDATE campaigns SET executed_count = executed_count + 1, updated_at = ? WHERE id = ?'),
       markPlaced: db.prepare<[string, number, number, number, number], AttemptRow>(`UPDATE campaign_attempts
         SET status = 'placed', provider_call_id = ?, placed_at = ?, check_at = ? WHERE organization_id = ? AND id = ? AND status = 'dialing' RETURNING *`),
@@ -258,9 +261,14 @@ export class SqliteCampaignRepository implements CampaignRepository {
     }
   }
 
-  async markDialing(organizationId: number, attemptId: number, input: { runId: number; now: Date; checkAt: Date }) {
+  async markDialing(organizationId: number, attemptId: number, input: { now: Date; checkAt: Date }) {
+    const r = this.q.markDialing.get(toMs(input.checkAt), organizationId, attemptId);
+    return r ? attemptFromRow(r) : null;
+  }
+
+  async attachRun(organizationId: number, attemptId: number, input: { runId: number; now: Date }) {
     return this.db.transaction(() => {
-      const r = this.q.markDialing.get(input.runId, toMs(input.checkAt), organizationId, attemptId);
+      const r = this.q.attachRun.get(input.runId, organizationId, attemptId);
       if (!r) return null;
       this.q.countExecuted.run(toMs(input.now), r.campaign_id);
       return attemptFromRow(r);
@@ -275,9 +283,10 @@ export class SqliteCampaignRepository implements CampaignRepository {
   async releaseAttempt(organizationId: number, attemptId: number, now: Date) {
     return this.db.transaction(() => {
       const a = this.q.attempt.get(organizationId, attemptId);
-      if (!a || a.status !== 'claimed') return false;
+      if (!a || !(a.status === 'claimed' || (a.status === 'dialing' && a.run_id === null))) return false;
       const contact = this.q.contact.get(a.contact_id)!;
       if (contact.status !== 'active' || contact.current_attempt_id !== a.id) return false;
+      if (a.status !== 'claimed') this.q.reclaimable.run(a.id);
       this.q.requeueContact.run(contact.next_attempt_at, toMs(now), contact.id);
       this.q.freeSlot.run(toMs(now), a.campaign_id);
       return true;
