@@ -53,3 +53,56 @@ describe('sqlite run mappers', () => {
     db.close();
   });
 });
+
+describe('sqlite applyStatus across connections', () => {
+  it('holds the write lock from its read to its write, so another connection cannot slip in between', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { openSqlite } = await import('./database.js');
+    const dir = mkdtempSync(join(tmpdir(), 'callplane-runs-'));
+    const file = join(dir, 'db.sqlite');
+    const db1 = openMigratedSqlite(file);
+    const db2 = openSqlite(file);
+    db2.pragma('busy_timeout = 50');
+    try {
+      const org = insertOrganization(db1, 'Org');
+      const { workflow, current } = await new SqliteWorkflowRepository(db1).create(org, {
+        name: 'w', workflowUuid: 'u', definition: { nodes: [], edges: [] }, templateContextVariables: {}, workflowConfigurations: {}, now: new Date(0),
+      });
+      const first = new SqliteRunRepository(db1);
+      const second = new SqliteRunRepository(db2);
+      const run = await first.create(org, { workflowId: workflow.id, definitionId: current.id, name: 'c', mode: 'outbound', initialContext: {}, now: new Date(0) });
+
+      // While connection 1 has read the run inside applyStatus, connection 2 tries to finish the same run.
+      const q = (first as unknown as { q: { get: { get: (...a: unknown[]) => unknown } } }).q;
+      const realGet = q.get.get.bind(q.get);
+      let competitor: unknown = null;
+      q.get = {
+        get: (...args: unknown[]) => {
+          const row = realGet(...args);
+          if (competitor === null) {
+            competitor = 'pending';
+            second.applyStatus(org, run.id, { status: 'failed', disposition: 'b', at: new Date(2) }).then(
+              (r) => { competitor = r; },
+              (e: { code?: string }) => { competitor = e.code ?? String(e); },
+            );
+          }
+          return row;
+        },
+      };
+      const result = await first.applyStatus(org, run.id, { status: 'completed', disposition: 'a', at: new Date(1) });
+      await new Promise((r) => setImmediate(r));
+      expect(result.applied).toBe(true);
+      expect(competitor).toBe('SQLITE_BUSY');
+      // once the lock is released, the competitor's late final status is refused as stale
+      expect(await second.applyStatus(org, run.id, { status: 'failed', disposition: 'b', at: new Date(2) })).toMatchObject({
+        applied: false, run: { status: 'completed', disposition: 'a' },
+      });
+    } finally {
+      db2.close();
+      db1.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
