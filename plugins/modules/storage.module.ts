@@ -11,6 +11,10 @@ import { createMongoStorage, type MongoStorage } from '../../adapters/storage/mo
 import { MongoIdentityRepository } from '../../adapters/storage/mongo/identity.mongo.js';
 import { MongoRunRepository } from '../../adapters/storage/mongo/run.mongo.js';
 import { MongoWorkflowRepository } from '../../adapters/storage/mongo/workflow.mongo.js';
+import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
+import { PhoneNumberRepository } from '../../core/ports/phone-number.repository.port.js';
+import { MongoTelephonyConfigurationRepository } from '../../adapters/storage/mongo/telephony-configuration.mongo.js';
+import { MongoPhoneNumberRepository } from '../../adapters/storage/mongo/phone-number.mongo.js';
 import type { Lifecycle } from '../lifecycle.js';
 import type { Settings } from '../settings.js';
 import { LifecycleToken, SqliteDatabaseToken, StorageProbeToken } from '../tokens.js';
@@ -46,6 +50,8 @@ export function storageModule(c: Container, settings: Settings): void {
     bindMongo(IdentityRepository, (db) => new MongoIdentityRepository(db));
     bindMongo(WorkflowRepository, (db) => new MongoWorkflowRepository(db));
     bindMongo(RunRepository, (db) => new MongoRunRepository(db));
+    bindMongo(TelephonyConfigurationRepository, (db) => new MongoTelephonyConfigurationRepository(db));
+    bindMongo(PhoneNumberRepository, (db) => new MongoPhoneNumberRepository(db));
     c.rebind(StorageProbeToken).toResolvedValue((s: MongoStorage) => () => s.ping(), [MongoStorageToken]);
     return;
   }

@@ -4,7 +4,7 @@
  * Repository adapters (`*.mongo.ts`) take the driver's `Db`.
  */
 import { MongoClient, MongoServerError } from 'mongodb';
-import type { Db } from 'mongodb';
+import type { Collection, Db, Filter, UpdateFilter, WithId } from 'mongodb';
 import { Collections, mongoCollections, type MongoCollectionSpec } from './mongo-schema.js';
 
 export interface MongoStorage {
@@ -182,4 +182,38 @@ export const toJsonText = (value: unknown): string => JSON.stringify(value ?? nu
 /** The parsed JSON text; `fallback` when the field is missing (a document written by hand or an older version). */
 export function fromJsonText<T>(text: string | null | undefined, fallback: T): T {
   return text == null ? fallback : (JSON.parse(text) as T);
+}
+
+/**
+ * Makes document `id` the only one within `scope` whose boolean `flag` is true (a default configuration, a
+ * default caller id), without a transaction: a unique partial index on the scope (`{flag: true}`) guarantees
+ * there are never two. The others are unset first, then this one is set; when a concurrent call set another
+ * one in between, the set fails on that index and the two steps repeat. Between the steps the scope briefly
+ * has no flagged document. Returns the document, or null when it is not in the scope. An already flagged
+ * document is returned unchanged (idempotent).
+ */
+export async function flagOnly<D extends { _id: number; updatedAt: Date }>(
+  collection: Collection<D>,
+  scope: Filter<D>,
+  id: number,
+  flag: keyof D & string,
+  indexName: string,
+  now: Date,
+): Promise<WithId<D> | null> {
+  const self = { ...scope, _id: id } as Filter<D>;
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const current = await collection.findOne(self);
+    if (!current) return null;
+    if ((current as Record<string, unknown>)[flag] === true) return current;
+    await collection.updateMany(
+      { ...scope, [flag]: true, _id: { $ne: id } } as Filter<D>,
+      { $set: { [flag]: false, updatedAt: now } } as unknown as UpdateFilter<D>,
+    );
+    try {
+      return await collection.findOneAndUpdate(self, { $set: { [flag]: true, updatedAt: now } } as unknown as UpdateFilter<D>, { returnDocument: 'after' });
+    } catch (e) {
+      if (!isDuplicateKey(e, indexName)) throw e;
+    }
+  }
+  throw new Error(`could not set ${flag} on ${collection.collectionName} ${id}: too many concurrent changes`);
 }

@@ -31,6 +31,8 @@ export const Collections = {
   workflows: 'workflows',
   workflowDefinitions: 'workflow_definitions',
   runs: 'runs',
+  telephonyConfigurations: 'telephony_configurations',
+  phoneNumbers: 'phone_numbers',
 } as const;
 
 /** Index names the adapters refer to (duplicate-key checks). */
@@ -41,6 +43,11 @@ export const Indexes = {
   workflowsUuid: 'workflows_uuid_unique',
   definitionsVersion: 'workflow_definitions_version_unique',
   runsProviderCall: 'runs_provider_call_unique',
+  telephonyConfigurationsName: 'telephony_configurations_name_unique',
+  telephonyConfigurationsDefault: 'telephony_configurations_default_unique',
+  phoneNumbersOrgAddress: 'phone_numbers_org_address_unique',
+  phoneNumbersDispatch: 'phone_numbers_dispatch_unique',
+  phoneNumbersDefaultCaller: 'phone_numbers_default_caller_unique',
 } as const;
 
 export const mongoCollections: readonly MongoCollectionSpec[] = [
@@ -99,6 +106,30 @@ export const mongoCollections: readonly MongoCollectionSpec[] = [
         name: Indexes.runsProviderCall, key: { provider: 1, providerCallId: 1 }, unique: true,
         partialFilterExpression: { provider: { $type: 'string' }, providerCallId: { $type: 'string' } },
       },
+    ],
+  },
+  {
+    name: Collections.telephonyConfigurations,
+    indexes: [
+      { name: Indexes.telephonyConfigurationsName, key: { organizationId: 1, nameKey: 1 }, unique: true },
+      {
+        name: Indexes.telephonyConfigurationsDefault, key: { organizationId: 1 }, unique: true,
+        partialFilterExpression: { isDefaultOutbound: true },
+      },
+      { name: 'telephony_configurations_org_created', key: { organizationId: 1, createdAt: 1, _id: 1 } },
+      { name: 'telephony_configurations_provider', key: { provider: 1, accountId: 1 } },
+    ],
+  },
+  {
+    name: Collections.phoneNumbers,
+    indexes: [
+      { name: Indexes.phoneNumbersOrgAddress, key: { organizationId: 1, addressNormalized: 1 }, unique: true },
+      { name: Indexes.phoneNumbersDispatch, key: { provider: 1, accountId: 1, addressNormalized: 1 }, unique: true },
+      {
+        name: Indexes.phoneNumbersDefaultCaller, key: { telephonyConfigurationId: 1 }, unique: true,
+        partialFilterExpression: { isDefaultCallerId: true },
+      },
+      { name: 'phone_numbers_config', key: { organizationId: 1, telephonyConfigurationId: 1, createdAt: 1, _id: 1 } },
     ],
   },
 ];
