@@ -119,7 +119,9 @@ describe('TwilioProvider (pure parts)', () => {
   it('ignores unknown or foreign payloads with a reason and never throws', () => {
     const f = twilioStatusFixtures;
     expect(provider.parseStatusCallback(webhook(f.unknown))).toEqual({ kind: 'ignored', reason: 'unknown Twilio CallStatus "teleported"' });
-    expect(provider.parseStatusCallback(webhook(f.streamStopped))).toEqual({ kind: 'ignored', reason: 'no CallStatus in the callback' });
+    expect(provider.parseStatusCallback(webhook({ AccountSid: FIXTURE_ACCOUNT_SID, CallSid: 'CA1' }))).toEqual({ kind: 'ignored', reason: 'no CallStatus in the callback' });
+    expect(provider.parseStatusCallback(webhook(f.streamStopped))).toMatchObject({ kind: 'status', status: 'completed', outcome: 'completed' });
+    expect(provider.parseStatusCallback(webhook(f.streamError))).toMatchObject({ kind: 'ignored' });
     expect(provider.parseStatusCallback(webhook(f.empty)).kind).toBe('ignored');
     expect(provider.parseStatusCallback(webhook(callbackFor(f.completed, `AC${'9'.repeat(32)}`)))).toEqual({ kind: 'ignored', reason: 'callback of another Twilio account' });
     for (const body of [null, undefined, 'text', 42, { CallStatus: { nested: true } }, { CallStatus: ['ringing', 'completed'] }]) {
@@ -154,7 +156,8 @@ describe('TwilioProvider (pure parts)', () => {
     const answer = provider.inboundAnswer({ runId: 12, mediaUrl: `${PUBLIC}/api/v1/telephony/twilio/media/12?a=1&b=2`, statusCallbackUrl: `${PUBLIC}/api/v1/telephony/twilio/status/12` });
     expect(answer.contentType).toBe('text/xml');
     expect(answer.body).toBe(
-      '<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://cp.example.org/api/v1/telephony/twilio/media/12?a=1&amp;b=2">' +
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://cp.example.org/api/v1/telephony/twilio/media/12?a=1&amp;b=2"' +
+        ' statusCallback="https://cp.example.org/api/v1/telephony/twilio/status/12" statusCallbackMethod="POST">' +
         '<Parameter name="run_id" value="12"/></Stream></Connect></Response>',
     );
     const reject = provider.inboundReject('workflow_archived <secret>');

@@ -132,6 +132,7 @@ export class TwilioProvider implements TelephonyProvider {
       if (accountSid && accountSid !== this.options.accountSid) return { kind: 'ignored', reason: 'callback of another Twilio account' };
       const callStatus = first(body.CallStatus);
       const callSid = first(body.CallSid);
+      if (!callStatus && first(body.StreamEvent)) return this.parseStreamEvent(body, request.runId);
       if (!callStatus) return { kind: 'ignored', reason: 'no CallStatus in the callback' };
       const answeredBy = first(body.AnsweredBy);
       const mapped = mapTwilioStatus(callStatus, answeredBy);
@@ -163,8 +164,15 @@ export class TwilioProvider implements TelephonyProvider {
     return parseTwilioInboundCall(request);
   }
 
+  /**
+   * `<Connect><Stream>` for an inbound call. Twilio has no per-call status callback for inbound calls, so the
+   * stream's status callback (`stream-started`/`stream-stopped`) goes to the run's status URL.
+   */
   inboundAnswer(input: { runId: number; providerCallId?: string; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup {
-    return { contentType: TWIML_CONTENT_TYPE, body: connectStreamTwiml({ mediaUrl: input.mediaUrl, runId: input.runId }) };
+    return {
+      contentType: TWIML_CONTENT_TYPE,
+      body: connectStreamTwiml({ mediaUrl: input.mediaUrl, runId: input.runId, streamStatusCallbackUrl: input.statusCallbackUrl }),
+    };
   }
 
   inboundReject(_reason: string): ProviderMarkup {
@@ -184,6 +192,20 @@ export class TwilioProvider implements TelephonyProvider {
 
   async close(): Promise<void> {
     // Stateless: nothing to release.
+  }
+
+  /**
+   * A `<Stream>` status callback (inbound calls): the stream is the whole call, so `stream-started` means
+   * connected and `stream-stopped` means the call ended normally. Its duration comes from the run's times.
+   */
+  private parseStreamEvent(body: Record<string, string | string[]>, runId: number | undefined): NormalizedCallEvent {
+    const streamEvent = first(body.StreamEvent);
+    const at = parseTimestamp(first(body.Timestamp));
+    const common = strip({ kind: 'status' as const, runId, providerCallId: first(body.CallSid), at });
+    if (streamEvent === 'stream-started') return { ...common, status: 'in_progress', detail: 'media stream started' };
+    if (streamEvent === 'stream-stopped') return { ...common, status: 'completed', outcome: 'completed', detail: 'media stream stopped' };
+    const error = first(body.StreamError);
+    return { kind: 'ignored', reason: `media stream event ${streamEvent ?? ''}${error ? `: ${error}` : ''}`.trim() };
   }
 
   private isOurs(url: string): boolean {

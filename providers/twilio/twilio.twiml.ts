@@ -11,12 +11,17 @@ export function escapeXml(value: string): string {
 
 /**
  * Connects the call's audio to our media WebSocket: `<Connect><Stream url="wss://…/media/<run_id>">` with
- * the run id as a custom parameter (it arrives in the stream's `start` message).
+ * the run id as a custom parameter (it arrives in the stream's `start` message). With
+ * `streamStatusCallbackUrl`, Twilio posts `stream-started`/`stream-stopped` there: inbound calls have no
+ * per-call status callback, so that is how their runs move.
  */
-export function connectStreamTwiml(input: { mediaUrl: string; runId: number }): string {
+export function connectStreamTwiml(input: { mediaUrl: string; runId: number; streamStatusCallbackUrl?: string }): string {
   const url = toWebSocketUrl(input.mediaUrl);
+  const callback = input.streamStatusCallbackUrl
+    ? ` statusCallback="${escapeXml(input.streamStatusCallbackUrl)}" statusCallbackMethod="POST"`
+    : '';
   return (
-    `${XML_HEADER}<Response><Connect><Stream url="${escapeXml(url)}">` +
+    `${XML_HEADER}<Response><Connect><Stream url="${escapeXml(url)}"${callback}>` +
     `<Parameter name="run_id" value="${escapeXml(String(input.runId))}"/>` +
     `</Stream></Connect></Response>`
   );

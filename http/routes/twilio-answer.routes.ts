@@ -1,0 +1,75 @@
+/**
+ * `POST /api/v1/telephony/twilio/answer/{run_id}`: the answer URL of an outbound Twilio call. Twilio fetches
+ * TwiML here when the callee picks up (with `AnsweredBy` when answering machine detection is on). The request
+ * is verified with `X-Twilio-Signature` against the exact public URL (403 otherwise, also for a run that does
+ * not exist or is not a Twilio run, so nothing is revealed); the answer is `<Connect><Stream>` to the run's
+ * media WebSocket, or `<Hangup/>` for a machine.
+ */
+import type { Request } from 'express';
+import { ForbiddenError } from '../../core/errors.js';
+import type { ProviderMarkup, TelephonyProvider, WebhookRequest } from '../../core/ports/telephony-provider.port.js';
+import type { Run } from '../../core/runs/run.js';
+import { defineRoutes, type RouteDefinition } from '../routing/route.js';
+
+/** A Twilio provider instance: it builds the answer TwiML (see providers/twilio/twilio.provider.ts). */
+interface OutboundAnswering {
+  answerOutbound(request: WebhookRequest, input: { runId: number; mediaUrl: string }): ProviderMarkup;
+}
+
+export interface TwilioAnswerRouteDeps {
+  /** CALLPLANE_PUBLIC_URL: Twilio signs the URL it was given, which starts with it. */
+  publicUrl: string;
+  /** The run (any organization: this is a provider webhook) and its configuration's provider instance, or null. */
+  providerForRun(runId: number): Promise<{ run: Run; provider: TelephonyProvider } | null>;
+}
+
+const canAnswer = (p: TelephonyProvider): p is TelephonyProvider & OutboundAnswering =>
+  typeof (p as Partial<OutboundAnswering>).answerOutbound === 'function';
+
+/** The webhook as the provider sent it: the public URL with the original path and query string. */
+export function twilioWebhookRequest(req: Request, publicUrl: string, runId?: number): WebhookRequest {
+  const base = publicUrl.replace(/\/+$/, '');
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
+  const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+  const query: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.query ?? {})) if (typeof v === 'string') query[k] = v;
+  return { publicUrl: base + req.originalUrl, method: req.method, headers, body, query, ...(runId !== undefined ? { runId } : {}) };
+}
+
+export function twilioAnswerRoutes(deps: TwilioAnswerRouteDeps): RouteDefinition[] {
+  return defineRoutes([
+    {
+      method: 'post',
+      path: '/telephony/twilio/answer/{run_id}',
+      operationId: 'twilioAnswerOutboundCall',
+      summary: 'Twilio answer URL of an outbound call (TwiML)',
+      description:
+        'Twilio requests it when an outbound call is answered. Verified with X-Twilio-Signature against the exact public URL ' +
+        '(CALLPLANE_PUBLIC_URL); answers TwiML <Connect><Stream> to the run\'s media WebSocket, or <Hangup/> for an answering machine.',
+      tags: ['Provider webhooks'],
+      auth: 'none',
+      params: {
+        type: 'object',
+        required: ['run_id'],
+        properties: { run_id: { type: 'integer', minimum: 1 } },
+      },
+      rawBody: { contentType: 'application/x-www-form-urlencoded', description: "Twilio's call parameters (CallSid, AccountSid, CallStatus, AnsweredBy...)" },
+      response: { contentType: 'text/xml', description: 'TwiML' },
+      errors: [403],
+      async handler({ params, req, res, log }) {
+        const runId = Number(params.run_id);
+        const found = await deps.providerForRun(runId);
+        const request = twilioWebhookRequest(req, deps.publicUrl, runId);
+        if (!found || found.run.provider !== 'twilio' || !canAnswer(found.provider) || !found.provider.verifyWebhook(request)) {
+          log.warn({ run_id: runId, provider: 'twilio' }, 'Twilio answer request refused (signature, unknown run or not a Twilio run)');
+          throw new ForbiddenError('signature_invalid', 'The webhook signature does not match');
+        }
+        const mediaUrl = `${deps.publicUrl.replace(/\/+$/, '').replace(/^http/i, 'ws')}/api/v1/telephony/twilio/media/${runId}`;
+        const markup = found.provider.answerOutbound(request, { runId, mediaUrl });
+        res.status(markup.status ?? 200).type(markup.contentType).send(markup.body);
+        return undefined;
+      },
+    },
+  ]);
+}
