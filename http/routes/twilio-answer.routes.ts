@@ -5,11 +5,11 @@
  * not exist or is not a Twilio run, so nothing is revealed); the answer is `<Connect><Stream>` to the run's
  * media WebSocket, or `<Hangup/>` for a machine.
  */
-import type { Request } from 'express';
 import { ForbiddenError } from '../../core/errors.js';
 import type { ProviderMarkup, TelephonyProvider, WebhookRequest } from '../../core/ports/telephony-provider.port.js';
 import type { Run } from '../../core/runs/run.js';
 import { defineRoutes, type RouteDefinition } from '../routing/route.js';
+import { webhookRequestOf } from './telephony-webhooks.routes.js';
 
 /** A Twilio provider instance: it builds the answer TwiML (see providers/twilio/twilio.provider.ts). */
 interface OutboundAnswering {
@@ -25,17 +25,6 @@ export interface TwilioAnswerRouteDeps {
 
 const canAnswer = (p: TelephonyProvider): p is TelephonyProvider & OutboundAnswering =>
   typeof (p as Partial<OutboundAnswering>).answerOutbound === 'function';
-
-/** The webhook as the provider sent it: the public URL with the original path and query string. */
-export function twilioWebhookRequest(req: Request, publicUrl: string, runId?: number): WebhookRequest {
-  const base = publicUrl.replace(/\/+$/, '');
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
-  const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
-  const query: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.query ?? {})) if (typeof v === 'string') query[k] = v;
-  return { publicUrl: base + req.originalUrl, method: req.method, headers, body, query, ...(runId !== undefined ? { runId } : {}) };
-}
 
 export function twilioAnswerRoutes(deps: TwilioAnswerRouteDeps): RouteDefinition[] {
   return defineRoutes([
@@ -60,7 +49,7 @@ export function twilioAnswerRoutes(deps: TwilioAnswerRouteDeps): RouteDefinition
       async handler({ params, req, res, log }) {
         const runId = Number(params.run_id);
         const found = await deps.providerForRun(runId);
-        const request = twilioWebhookRequest(req, deps.publicUrl, runId);
+        const request = webhookRequestOf(req, deps.publicUrl, runId);
         if (!found || found.run.provider !== 'twilio' || !canAnswer(found.provider) || !found.provider.verifyWebhook(request)) {
           log.warn({ run_id: runId, provider: 'twilio' }, 'Twilio answer request refused (signature, unknown run or not a Twilio run)');
           throw new ForbiddenError('signature_invalid', 'The webhook signature does not match');
