@@ -7,7 +7,10 @@
  */
 import { ForbiddenError } from '../../core/errors.js';
 import type { ProviderMarkup, TelephonyProvider, WebhookRequest } from '../../core/ports/telephony-provider.port.js';
+import type { RunRepository } from '../../core/ports/run.repository.port.js';
+import type { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
 import type { Run } from '../../core/runs/run.js';
+import type { ProviderInstances } from '../../core/telephony/provider-instances.js';
 import { defineRoutes, type RouteDefinition } from '../routing/route.js';
 import { webhookRequestOf } from './telephony-webhooks.routes.js';
 
@@ -19,8 +22,18 @@ interface OutboundAnswering {
 export interface TwilioAnswerRouteDeps {
   /** CALLPLANE_PUBLIC_URL: Twilio signs the URL it was given, which starts with it. */
   publicUrl: string;
-  /** The run (any organization: this is a provider webhook) and its configuration's provider instance, or null. */
-  providerForRun(runId: number): Promise<{ run: Run; provider: TelephonyProvider } | null>;
+  runs: Pick<RunRepository, 'findForProviderEvent'>;
+  configurations: Pick<TelephonyConfigurationRepository, 'findForProviderEvent'>;
+  instances: Pick<ProviderInstances, 'forConfiguration'>;
+}
+
+/** The run (any organization: this is a provider webhook) and its Twilio configuration's instance, or null. */
+async function twilioProviderForRun(deps: TwilioAnswerRouteDeps, runId: number): Promise<{ run: Run; provider: TelephonyProvider } | null> {
+  const run = await deps.runs.findForProviderEvent(runId);
+  if (!run || run.provider !== 'twilio' || run.telephonyConfigurationId === null) return null;
+  const configuration = await deps.configurations.findForProviderEvent(run.telephonyConfigurationId);
+  if (!configuration || configuration.provider !== 'twilio') return null;
+  return { run, provider: deps.instances.forConfiguration(configuration) };
 }
 
 const canAnswer = (p: TelephonyProvider): p is TelephonyProvider & OutboundAnswering =>
@@ -48,7 +61,7 @@ export function twilioAnswerRoutes(deps: TwilioAnswerRouteDeps): RouteDefinition
       errors: [403],
       async handler({ params, req, res, log }) {
         const runId = Number(params.run_id);
-        const found = await deps.providerForRun(runId);
+        const found = await twilioProviderForRun(deps, runId);
         const request = webhookRequestOf(req, deps.publicUrl, runId);
         if (!found || found.run.provider !== 'twilio' || !canAnswer(found.provider) || !found.provider.verifyWebhook(request)) {
           log.warn({ run_id: runId, provider: 'twilio' }, 'Twilio answer request refused (signature, unknown run or not a Twilio run)');
