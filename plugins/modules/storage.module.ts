@@ -15,6 +15,10 @@ import { TelephonyConfigurationRepository } from '../../core/ports/telephony-con
 import { PhoneNumberRepository } from '../../core/ports/phone-number.repository.port.js';
 import { MongoTelephonyConfigurationRepository } from '../../adapters/storage/mongo/telephony-configuration.mongo.js';
 import { MongoPhoneNumberRepository } from '../../adapters/storage/mongo/phone-number.mongo.js';
+import { CampaignRepository } from '../../core/ports/campaign.repository.port.js';
+import { UploadRepository } from '../../core/ports/upload.repository.port.js';
+import { MongoCampaignRepository } from '../../adapters/storage/mongo/campaign.mongo.js';
+import { MongoUploadRepository } from '../../adapters/storage/mongo/upload.mongo.js';
 import type { Lifecycle } from '../lifecycle.js';
 import type { Settings } from '../settings.js';
 import { LifecycleToken, SqliteDatabaseToken, StorageProbeToken } from '../tokens.js';
@@ -52,6 +56,8 @@ export function storageModule(c: Container, settings: Settings): void {
     bindMongo(RunRepository, (db) => new MongoRunRepository(db));
     bindMongo(TelephonyConfigurationRepository, (db) => new MongoTelephonyConfigurationRepository(db));
     bindMongo(PhoneNumberRepository, (db) => new MongoPhoneNumberRepository(db));
+    bindMongo(CampaignRepository, (db) => new MongoCampaignRepository(db));
+    bindMongo(UploadRepository, (db) => new MongoUploadRepository(db));
     c.rebind(StorageProbeToken).toResolvedValue((s: MongoStorage) => () => s.ping(), [MongoStorageToken]);
     return;
   }

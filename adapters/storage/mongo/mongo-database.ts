@@ -144,6 +144,22 @@ export async function nextId(db: Db, sequence: string): Promise<number> {
   }
 }
 
+/** Reserves `count` consecutive ids of `sequence` with one `$inc`; returns the first (count >= 1). */
+export async function reserveIds(db: Db, sequence: string, count: number): Promise<number> {
+  if (count < 1) throw new Error('reserveIds: count must be at least 1');
+  const counters = db.collection<CounterDoc>(Collections.counters);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const doc = await counters.findOneAndUpdate({ _id: sequence }, { $inc: { seq: count } }, { upsert: true, returnDocument: 'after' });
+      if (!doc) throw new Error(`counter ${sequence} returned no document`);
+      return doc.seq - count + 1;
+    } catch (e) {
+      if (attempt < 3 && isDuplicateKey(e)) continue;
+      throw e;
+    }
+  }
+}
+
 /**
  * Makes sure the next id of `sequence` is above `atLeast` (used when records are copied in with their ids).
  * Idempotent; never lowers a counter.

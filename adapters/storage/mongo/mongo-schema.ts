@@ -33,6 +33,11 @@ export const Collections = {
   runs: 'runs',
   telephonyConfigurations: 'telephony_configurations',
   phoneNumbers: 'phone_numbers',
+  uploads: 'uploads',
+  campaigns: 'campaigns',
+  campaignContacts: 'campaign_contacts',
+  campaignAttempts: 'campaign_attempts',
+  campaignLogs: 'campaign_logs',
 } as const;
 
 /** Index names the adapters refer to (duplicate-key checks). */
@@ -48,6 +53,9 @@ export const Indexes = {
   phoneNumbersOrgAddress: 'phone_numbers_org_address_unique',
   phoneNumbersDispatch: 'phone_numbers_dispatch_unique',
   phoneNumbersDefaultCaller: 'phone_numbers_default_caller_unique',
+  uploadsFileKey: 'uploads_file_key_unique',
+  contactsPhone: 'campaign_contacts_phone_unique',
+  attemptsNumber: 'campaign_attempts_number_unique',
 } as const;
 
 export const mongoCollections: readonly MongoCollectionSpec[] = [
@@ -131,5 +139,40 @@ export const mongoCollections: readonly MongoCollectionSpec[] = [
       },
       { name: 'phone_numbers_config', key: { organizationId: 1, telephonyConfigurationId: 1, createdAt: 1, _id: 1 } },
     ],
+  },
+  {
+    name: Collections.uploads,
+    indexes: [{ name: Indexes.uploadsFileKey, key: { fileKey: 1 }, unique: true }],
+  },
+  {
+    name: Collections.campaigns,
+    indexes: [
+      { name: 'campaigns_org_created', key: { organizationId: 1, createdAt: -1, _id: -1 } },
+      { name: 'campaigns_state', key: { state: 1 } },
+      { name: 'campaigns_org_config', key: { organizationId: 1, telephonyConfigurationId: 1 } },
+      { name: 'campaigns_slot_until', key: { 'inFlightSlots.until': 1 } },
+    ],
+  },
+  {
+    name: Collections.campaignContacts,
+    indexes: [
+      { name: Indexes.contactsPhone, key: { campaignId: 1, phoneNumber: 1 }, unique: true },
+      { name: 'campaign_contacts_due', key: { campaignId: 1, status: 1, nextAttemptAt: 1, _id: 1 } },
+      { name: 'campaign_contacts_rows', key: { organizationId: 1, campaignId: 1, row: 1, _id: 1 } },
+      { name: 'campaign_contacts_lease', key: { status: 1, leaseUntil: 1 } },
+    ],
+  },
+  {
+    name: Collections.campaignAttempts,
+    indexes: [
+      { name: Indexes.attemptsNumber, key: { contactId: 1, attemptNumber: 1 }, unique: true },
+      { name: 'campaign_attempts_check', key: { status: 1, checkAt: 1, _id: 1 } },
+      { name: 'campaign_attempts_ended', key: { campaignId: 1, endedAt: 1 } },
+      { name: 'campaign_attempts_campaign', key: { organizationId: 1, campaignId: 1, _id: 1 } },
+    ],
+  },
+  {
+    name: Collections.campaignLogs,
+    indexes: [{ name: 'campaign_logs_campaign', key: { organizationId: 1, campaignId: 1, _id: 1 } }],
   },
 ];
