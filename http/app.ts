@@ -75,8 +75,12 @@ export function createApp(options: AppOptions): express.Express {
     next();
   });
 
-  app.use(express.json({ limit: options.maxJsonBodyBytes, strict: false, type: ['application/json', 'application/*+json'] }));
-  app.use(express.urlencoded({ limit: options.maxJsonBodyBytes, extended: false }));
+  // provider webhooks keep their raw body: some signature schemes sign the bytes, not the parsed fields
+  const keepRawBody = (req: http.IncomingMessage, _res: http.ServerResponse, buf: Buffer) => {
+    if (req.url?.startsWith(`${API_PREFIX}/telephony/`)) (req as http.IncomingMessage & { rawBody?: Buffer }).rawBody = buf;
+  };
+  app.use(express.json({ limit: options.maxJsonBodyBytes, strict: false, type: ['application/json', 'application/*+json'], verify: keepRawBody }));
+  app.use(express.urlencoded({ limit: options.maxJsonBodyBytes, extended: false, verify: keepRawBody }));
 
   for (const route of options.routes) {
     const validateParams = route.params ? compileValidator(route.params, 'path') : null;

@@ -3,6 +3,7 @@ import type express from 'express';
 import type { Server } from 'node:http';
 import { PinoLogger } from '../adapters/logging/pino-logger.js';
 import { buildContainer, ExpressAppToken } from '../plugins/composition-root.js';
+import { ProviderRegistry } from '../plugins/provider-registry.js';
 import type { Lifecycle } from '../plugins/lifecycle.js';
 import { ensureSecretKey, loadSettings, SettingsError, type Settings } from '../plugins/settings.js';
 import { LifecycleToken } from '../plugins/tokens.js';
@@ -23,8 +24,10 @@ export interface RunningService {
 export async function startService(env: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
   const settings = loadSettings(env);
   const secretKey = ensureSecretKey(settings);
-  const logger = PinoLogger.create({ level: settings.logLevel });
-  const container = buildContainer({ settings, secretKey, logger });
+  // third-party provider plugins load first: a bad one stops start-up, and their sensitive fields are redacted from logs
+  const providers = await ProviderRegistry.load(settings);
+  const logger = PinoLogger.create({ level: settings.logLevel, extraSensitive: providers.sensitiveFieldNames() });
+  const container = buildContainer({ settings, secretKey, logger, providers });
   const lifecycle = container.get<Lifecycle>(LifecycleToken);
   let server: Server | null = null;
   if (settings.role !== 'worker') {

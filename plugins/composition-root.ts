@@ -9,6 +9,10 @@ import type { RouteDefinition } from '../http/routing/route.js';
 import { foundationModule, type FoundationOptions } from './modules/foundation.module.js';
 import { identityModule } from './modules/identity.module.js';
 import { storageModule } from './modules/storage.module.js';
+import { telephonyModule } from './modules/telephony.module.js';
+import { campaignsModule } from './modules/campaigns.module.js';
+import { schedulerModule } from './modules/scheduler.module.js';
+import { ProviderRegistry } from './provider-registry.js';
 import { workflowsModule } from './modules/workflows.module.js';
 import type { Settings } from './settings.js';
 import { HttpRoutesToken, SettingsToken, StorageProbeToken } from './tokens.js';
@@ -21,12 +25,15 @@ export const ExpressAppToken = Symbol.for('callplane.ExpressApp');
  * classes are constructed here with `toResolvedValue`, never decorated. Entry points (http/main.ts, the CLI,
  * tests) call `buildContainer` and `container.get` what they need.
  */
-export function buildContainer(options: FoundationOptions): Container {
+export function buildContainer(options: FoundationOptions & { providers?: ProviderRegistry }): Container {
   const c = new Container();
   foundationModule(c, options);
   storageModule(c, options.settings);
   identityModule(c);
   workflowsModule(c);
+  telephonyModule(c, options.providers ?? ProviderRegistry.builtIn({ allowPrivateNetwork: options.settings.allowPrivateNetwork }));
+  campaignsModule(c, options.settings);
+  schedulerModule(c, options.settings);
 
   const version = packageVersion();
   c.bind(HttpRoutesToken).toResolvedValue(

@@ -5,7 +5,7 @@ import type { PhoneNumberRepository } from '../ports/phone-number.repository.por
 import type { RunRepository } from '../ports/run.repository.port.js';
 import type { TelephonyConfigurationRepository } from '../ports/telephony-configuration.repository.port.js';
 import type { InboundRefusal } from '../ports/telephony-provider.port.js';
-import type { WorkflowRepository } from '../ports/workflow.repository.port.js';
+import { isWorkflowUnavailable, type EnsureWorkflowCanReceiveCalls } from '../workflows/ensure-workflow-can-receive-calls.use-case.js';
 import type { Run } from '../runs/run.js';
 import type { PhoneNumber } from '../telephony/phone-number.js';
 import type { TelephonyConfiguration } from '../telephony/telephony-configuration.js';
@@ -37,7 +37,7 @@ export class ReceiveInboundCall {
   constructor(
     private readonly configurations: TelephonyConfigurationRepository,
     private readonly numbers: PhoneNumberRepository,
-    private readonly workflows: WorkflowRepository,
+    private readonly ensureWorkflow: EnsureWorkflowCanReceiveCalls,
     private readonly runs: RunRepository,
     private readonly normalizer: PhoneAddressNormalizer,
     private readonly clock: Clock,
@@ -73,9 +73,14 @@ export class ReceiveInboundCall {
     if (!number || !number.isActive || number.inboundWorkflowId === null) return refuse('phone_number_not_found');
     const configuration = await this.configurations.get(number.organizationId, number.telephonyConfigurationId);
     if (!configuration) return refuse('phone_number_not_found');
-    const workflow = await this.workflows.get(number.organizationId, number.inboundWorkflowId);
-    if (!workflow) return refuse('phone_number_not_found', configuration);
-    if (workflow.status === 'archived') return refuse('workflow_archived', configuration);
+    let target: Awaited<ReturnType<EnsureWorkflowCanReceiveCalls['execute']>>;
+    try {
+      target = await this.ensureWorkflow.execute(number.organizationId, number.inboundWorkflowId);
+    } catch (e) {
+      if (!isWorkflowUnavailable(e)) throw e;
+      return refuse(e.code === 'workflow_archived' ? 'workflow_archived' : 'phone_number_not_found', configuration);
+    }
+    const { workflow, definition } = target;
 
     const existing = await this.runs.findByProviderCallId(input.provider, input.providerCallId);
     if (existing && existing.organizationId === number.organizationId) {
@@ -83,7 +88,7 @@ export class ReceiveInboundCall {
     }
     const run = await this.runs.create(number.organizationId, {
       workflowId: workflow.id,
-      definitionId: workflow.currentDefinitionId,
+      definitionId: definition.id,
       name: `Inbound call from ${input.from || 'unknown'}`,
       mode: 'inbound',
       telephonyConfigurationId: configuration.id,

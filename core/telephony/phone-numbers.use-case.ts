@@ -1,9 +1,10 @@
-import { InputError, NotFoundError, ValidationError, DomainError } from '../errors.js';
+import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import type { Clock } from '../ports/clock.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { NormalizedAddress, PhoneAddressNormalizer } from '../ports/phone-address-normalizer.port.js';
 import type { PhoneNumberPatch, PhoneNumberRepository } from '../ports/phone-number.repository.port.js';
 import type { WorkflowRepository } from '../ports/workflow.repository.port.js';
+import type { EnsureWorkflowCanReceiveCalls } from '../workflows/ensure-workflow-can-receive-calls.use-case.js';
 import type { PhoneNumber, PhoneNumberView } from './phone-number.js';
 import type { ProviderInstances } from './provider-instances.js';
 import type { TelephonyConfiguration } from './telephony-configuration.js';
@@ -20,6 +21,7 @@ export class PhoneNumberService {
     readonly repo: PhoneNumberRepository,
     readonly configurations: TelephonyConfigurationReader,
     private readonly workflows: WorkflowRepository,
+    private readonly ensureWorkflow: EnsureWorkflowCanReceiveCalls,
     private readonly normalizer: PhoneAddressNormalizer,
     private readonly instances: ProviderInstances,
     private readonly log: Logger,
@@ -45,9 +47,7 @@ export class PhoneNumberService {
 
   /** `InputError('workflow_not_found' | 'workflow_archived')` unless the workflow is active in the organization. */
   async requireBindableWorkflow(organizationId: number, workflowId: number): Promise<void> {
-    const w = await this.workflows.get(organizationId, workflowId);
-    if (!w) throw new InputError('workflow_not_found', `Workflow ${workflowId} not found`);
-    if (w.status === 'archived') throw new InputError('workflow_archived', `Workflow ${workflowId} is archived`);
+    await this.ensureWorkflow.execute(organizationId, workflowId);
   }
 
   /** Pushes the number's binding (null: detach). A warning on failure, never an exception. */

@@ -1,11 +1,15 @@
 import type { Container } from 'inversify';
 import { IdentityRepository } from '../../core/ports/identity.repository.port.js';
+import { SqliteCampaignRepository } from '../../adapters/storage/sqlite/campaign.sqlite.js';
+import { SqliteUploadRepository } from '../../adapters/storage/sqlite/upload.sqlite.js';
 import type { SqliteDatabase } from '../../adapters/storage/sqlite/database.js';
 import { SqliteIdentityRepository } from '../../adapters/storage/sqlite/identity.sqlite.js';
 import { RunRepository } from '../../core/ports/run.repository.port.js';
 import { WorkflowRepository } from '../../core/ports/workflow.repository.port.js';
 import { SqliteRunRepository } from '../../adapters/storage/sqlite/run.sqlite.js';
 import { SqliteWorkflowRepository } from '../../adapters/storage/sqlite/workflow.sqlite.js';
+import { SqlitePhoneNumberRepository } from '../../adapters/storage/sqlite/phone-number.sqlite.js';
+import { SqliteTelephonyConfigurationRepository } from '../../adapters/storage/sqlite/telephony-configuration.sqlite.js';
 import type { Db } from 'mongodb';
 import { createMongoStorage, type MongoStorage } from '../../adapters/storage/mongo/mongo-database.js';
 import { MongoIdentityRepository } from '../../adapters/storage/mongo/identity.mongo.js';
@@ -37,6 +41,10 @@ export function storageModule(c: Container, settings: Settings): void {
     bindSqlite(IdentityRepository, (db) => new SqliteIdentityRepository(db));
     bindSqlite(WorkflowRepository, (db) => new SqliteWorkflowRepository(db));
     bindSqlite(RunRepository, (db) => new SqliteRunRepository(db));
+    bindSqlite(TelephonyConfigurationRepository, (db) => new SqliteTelephonyConfigurationRepository(db));
+    bindSqlite(PhoneNumberRepository, (db) => new SqlitePhoneNumberRepository(db));
+    bindSqlite(CampaignRepository, (db) => new SqliteCampaignRepository(db));
+    bindSqlite(UploadRepository, (db) => new SqliteUploadRepository(db));
     return;
   }
   if (settings.storage === 'mongodb') {

@@ -10,6 +10,7 @@ import type { Clock } from '../../core/ports/clock.port.js';
 import { createHttpServer } from '../../http/app.js';
 import { buildContainer, ExpressAppToken } from '../../plugins/composition-root.js';
 import type { Lifecycle } from '../../plugins/lifecycle.js';
+import { ProviderRegistry } from '../../plugins/provider-registry.js';
 import { loadSettings, type Settings } from '../../plugins/settings.js';
 import { LifecycleToken } from '../../plugins/tokens.js';
 
@@ -46,7 +47,7 @@ export interface TestService {
 
 let counter = 0;
 
-export async function startTestService(options: { env?: Record<string, string>; clock?: Clock; db?: SqliteDatabase } = {}): Promise<TestService> {
+export async function startTestService(options: { env?: Record<string, string>; clock?: Clock; db?: SqliteDatabase; providers?: ProviderRegistry } = {}): Promise<TestService> {
   const settings = loadSettings({
     CALLPLANE_SIGNUP: 'open',
     CALLPLANE_DATA_DIR: '/tmp/callplane-test-unused',
@@ -60,9 +61,10 @@ export async function startTestService(options: { env?: Record<string, string>; 
       cb();
     },
   });
-  const logger = PinoLogger.create({ level: settings.logLevel, destination });
+  const providers = options.providers ?? ProviderRegistry.builtIn({ allowPrivateNetwork: settings.allowPrivateNetwork });
+  const logger = PinoLogger.create({ level: settings.logLevel, destination, extraSensitive: providers.sensitiveFieldNames() });
   const db = options.db ?? openMigratedSqlite(':memory:');
-  const container = buildContainer({ settings, secretKey: 'test-secret-key-0123456789abcdefghijklmnop', logger, sqlite: db, clock: options.clock });
+  const container = buildContainer({ settings, secretKey: 'test-secret-key-0123456789abcdefghijklmnop', logger, sqlite: db, clock: options.clock, providers });
   const app = container.get<express.Express>(ExpressAppToken);
   const server: Server = createHttpServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));

@@ -15,7 +15,9 @@ runTelephonyRepositoryContract('sqlite', async () => {
     configurations: new SqliteTelephonyConfigurationRepository(db),
     numbers: new SqlitePhoneNumberRepository(db),
     organizations: [a.organization.id, b.organization.id],
-    cleanup: async () => db.close(),
+    cleanup: async () => {
+      db.close();
+    },
   };
 });
 

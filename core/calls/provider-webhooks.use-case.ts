@@ -1,0 +1,116 @@
+import { ForbiddenError, NotFoundError } from '../errors.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { RunRepository } from '../ports/run.repository.port.js';
+import type { TelephonyConfigurationRepository } from '../ports/telephony-configuration.repository.port.js';
+import type { TelephonyProviderCatalog } from '../ports/telephony-provider-catalog.port.js';
+import type { InboundRefusal, ProviderMarkup, ProviderPlugin, WebhookRequest } from '../ports/telephony-provider.port.js';
+import type { ProviderInstances } from '../telephony/provider-instances.js';
+import type { ApplyCallStatus } from './apply-call-status.use-case.js';
+import type { ReceiveInboundCall } from './receive-inbound-call.use-case.js';
+
+/** Our URLs for one call of `provider`: status callbacks, TwiML-style answer and media WebSocket. */
+export function callUrls(publicUrl: string, provider: string, runId: number) {
+  const base = `${publicUrl.replace(/\/+$/, '')}/api/v1/telephony/${provider}`;
+  return {
+    statusCallbackUrl: `${base}/status/${runId}`,
+    answerUrl: `${base}/answer/${runId}`,
+    mediaUrl: `${base.replace(/^http/, 'ws')}/media/${runId}`,
+  };
+}
+
+const providerNotFound = () => new NotFoundError('provider_not_found', 'No such telephony provider');
+const signatureInvalid = () => new ForbiddenError('signature_invalid', 'The webhook signature does not match');
+
+function plugin(catalog: TelephonyProviderCatalog, provider: string): ProviderPlugin {
+  const p = catalog.get(provider);
+  if (!p) throw providerNotFound();
+  return p;
+}
+
+/**
+ * `POST /telephony/<provider>/status/<run_id>`: the run (tenant-free lookup by id) → its configuration →
+ * that configuration's provider instance verifies the signature (403 `signature_invalid`) and normalizes the
+ * callback; unknown events are ignored with a reason; everything else goes to `ApplyCallStatus`.
+ */
+export class HandleStatusWebhook {
+  constructor(
+    private readonly catalog: TelephonyProviderCatalog,
+    private readonly runs: RunRepository,
+    private readonly configurations: TelephonyConfigurationRepository,
+    private readonly instances: ProviderInstances,
+    private readonly applyStatus: ApplyCallStatus,
+    private readonly log: Logger,
+  ) {}
+
+  async execute(provider: string, runId: number, request: WebhookRequest): Promise<{ received: true; applied: boolean; ignored?: string }> {
+    plugin(this.catalog, provider);
+    const run = await this.runs.findForProviderEvent(runId);
+    if (!run || (run.provider !== null && run.provider !== provider)) throw new NotFoundError('run_not_found', 'Run not found');
+    const configuration = run.telephonyConfigurationId === null ? null : await this.configurations.findForProviderEvent(run.telephonyConfigurationId);
+    if (!configuration || configuration.provider !== provider) {
+      throw new NotFoundError('telephony_configuration_not_found', 'The run has no telephony configuration of this provider');
+    }
+    const instance = this.instances.forConfiguration(configuration);
+    if (!instance.verifyWebhook({ ...request, runId })) {
+      this.log.warn({ provider, run_id: runId }, 'status webhook signature invalid');
+      throw signatureInvalid();
+    }
+    const event = instance.parseStatusCallback({ ...request, runId });
+    if (event.kind === 'ignored') {
+      this.log.info({ provider, run_id: runId, reason: event.reason }, 'status webhook ignored');
+      return { received: true, applied: false, ignored: event.reason };
+    }
+    const result = await this.applyStatus.execute(provider, event, runId);
+    return { received: true, applied: result.applied };
+  }
+}
+
+export type InboundWebhookResult = { kind: 'markup'; markup: ProviderMarkup } | { kind: 'ignored'; reason: string };
+
+/**
+ * `POST /telephony/<provider>/inbound`: the plugin parses the call (account id, from, to) → the number is
+ * found by (provider, account id, normalized to) → its configuration's instance verifies the signature →
+ * `ReceiveInboundCall` → the provider's answer markup, or its polite refusal. A call to an unknown number
+ * cannot be verified (no configuration), so it gets the refusal and nothing else.
+ */
+export class HandleInboundWebhook {
+  constructor(
+    private readonly catalog: TelephonyProviderCatalog,
+    private readonly configurations: TelephonyConfigurationRepository,
+    private readonly instances: ProviderInstances,
+    private readonly receive: ReceiveInboundCall,
+    private readonly publicUrl: string,
+    private readonly log: Logger,
+  ) {}
+
+  async execute(provider: string, request: WebhookRequest): Promise<InboundWebhookResult> {
+    const p = plugin(this.catalog, provider);
+    if (!p.parseInboundCall) throw new NotFoundError('inbound_webhook_not_supported', `Provider "${provider}" takes no inbound HTTP webhooks`);
+    const call = p.parseInboundCall(request);
+    if ('ignored' in call) {
+      this.log.info({ provider, reason: call.ignored }, 'inbound webhook ignored');
+      return { kind: 'ignored', reason: call.ignored };
+    }
+    const number = await this.receive.findNumber(provider, call.accountId, call.to);
+    const configuration = number ? await this.configurations.findForProviderEvent(number.telephonyConfigurationId) : null;
+    if (!number || !configuration) return { kind: 'markup', markup: this.refusal(p, 'phone_number_not_found') };
+    const instance = this.instances.forConfiguration(configuration);
+    if (!instance.verifyWebhook(request)) {
+      this.log.warn({ provider, telephony_configuration_id: configuration.id }, 'inbound webhook signature invalid');
+      throw signatureInvalid();
+    }
+    const result = await this.receive.execute({ provider, accountId: call.accountId, providerCallId: call.providerCallId, from: call.from, to: call.to });
+    if (result.kind === 'refused') return { kind: 'markup', markup: this.refusal(p, result.reason) };
+    const urls = callUrls(this.publicUrl, provider, result.run.id);
+    return {
+      kind: 'markup',
+      markup: instance.inboundAnswer({ runId: result.run.id, providerCallId: call.providerCallId, mediaUrl: urls.mediaUrl, statusCallbackUrl: urls.statusCallbackUrl }),
+    };
+  }
+
+  private refusal(p: ProviderPlugin, reason: InboundRefusal): ProviderMarkup {
+    if (p.inboundReject) return p.inboundReject(reason);
+    const status = reason === 'workflow_archived' ? 409 : 404;
+    return { status, contentType: 'application/json', body: JSON.stringify({ detail: reason.replace(/_/g, ' '), code: reason }) };
+  }
+}

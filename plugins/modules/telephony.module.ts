@@ -1,0 +1,168 @@
+import type { Container } from 'inversify';
+import { ApplyCallStatus } from '../../core/calls/apply-call-status.use-case.js';
+import { CallOutcomeListeners } from '../../core/calls/call-outcome-listener.js';
+import { HandleInboundWebhook, HandleStatusWebhook } from '../../core/calls/provider-webhooks.use-case.js';
+import { ReceiveInboundCall } from '../../core/calls/receive-inbound-call.use-case.js';
+import { Clock } from '../../core/ports/clock.port.js';
+import { SecretCipher, TokenService } from '../../core/ports/crypto.port.js';
+import { Logger } from '../../core/ports/logger.port.js';
+import { PhoneAddressNormalizer } from '../../core/ports/phone-address-normalizer.port.js';
+import { PhoneNumberRepository } from '../../core/ports/phone-number.repository.port.js';
+import { RunRepository } from '../../core/ports/run.repository.port.js';
+import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
+import { TelephonyConfigurationUsage } from '../../core/ports/telephony-configuration-usage.port.js';
+import { TelephonyProviderCatalog } from '../../core/ports/telephony-provider-catalog.port.js';
+import { WorkflowRepository } from '../../core/ports/workflow.repository.port.js';
+import { CredentialVault } from '../../core/telephony/credential-vault.js';
+import {
+  CreatePhoneNumber, DeletePhoneNumber, GetPhoneNumber, ListPhoneNumbers, PhoneNumberService, SetDefaultCallerId, UpdatePhoneNumber,
+} from '../../core/telephony/phone-numbers.use-case.js';
+import { ProviderInstances } from '../../core/telephony/provider-instances.js';
+import {
+  CreateTelephonyConfiguration, DeleteTelephonyConfiguration, GetTelephonyConfiguration, ListTelephonyConfigurations,
+  SetDefaultOutboundConfiguration, TelephonyConfigurationReader, UpdateTelephonyConfiguration,
+} from '../../core/telephony/telephony-configurations.use-case.js';
+import { EnsureWorkflowCanReceiveCalls } from '../../core/workflows/ensure-workflow-can-receive-calls.use-case.js';
+import { LibphonenumberNormalizer } from '../../adapters/phone/libphonenumber-normalizer.js';
+import { phoneNumberRoutes } from '../../http/routes/phone-numbers.routes.js';
+import { telephonyWebhookRoutes } from '../../http/routes/telephony-webhooks.routes.js';
+import { twilioAnswerRoutes } from '../../http/routes/twilio-answer.routes.js';
+import { telephonyRoutes } from '../../http/routes/telephony.routes.js';
+import type { Lifecycle } from '../lifecycle.js';
+import { ProviderRegistry } from '../provider-registry.js';
+import type { Settings } from '../settings.js';
+import { HttpRoutesToken, LifecycleToken, SettingsToken } from '../tokens.js';
+
+/**
+ * Until campaign storage implements `TelephonyConfigurationUsage`, nothing can use a configuration: answers 0.
+ * The campaign module replaces this binding (`c.rebind(TelephonyConfigurationUsage)`).
+ */
+export const noCampaignsUsage: TelephonyConfigurationUsage = { countActiveCampaignsUsingConfiguration: async () => 0 };
+
+/**
+ * Telephony: the provider registry (built by the entry point, which also loaded third-party plugins),
+ * configurations, numbers, provider instances, the one call-status path, inbound calls and the provider
+ * webhook routes. Repositories come from the storage module; without them (a storage whose adapters have not
+ * landed) only the provider metadata is served.
+ */
+export function telephonyModule(c: Container, registry: ProviderRegistry): void {
+  c.bind(ProviderRegistry).toConstantValue(registry);
+  c.bind(TelephonyProviderCatalog).toConstantValue(registry);
+  if (!c.isBound(PhoneAddressNormalizer)) c.bind(PhoneAddressNormalizer).toConstantValue(new LibphonenumberNormalizer());
+  c.bind(CredentialVault).toResolvedValue((cipher: SecretCipher) => new CredentialVault(cipher), [SecretCipher]).inSingletonScope();
+  c.bind(CallOutcomeListeners).toConstantValue(new CallOutcomeListeners());
+  const metadataOnly = () => telephonyRoutes({
+    configSchema: registry.configSchema(), providerIds: registry.ids(), metadata: () => registry.metadata(),
+  } as never).filter((r) => r.operationId === 'getTelephonyProviderMetadata');
+  if (!c.isBound(TelephonyConfigurationRepository) || !c.isBound(PhoneNumberRepository) || !c.isBound(RunRepository) || !c.isBound(WorkflowRepository)) {
+    c.bind(HttpRoutesToken).toConstantValue(metadataOnly());
+    return;
+  }
+  if (!c.isBound(TelephonyConfigurationUsage)) c.bind(TelephonyConfigurationUsage).toConstantValue(noCampaignsUsage);
+  if (!c.isBound(EnsureWorkflowCanReceiveCalls)) {
+    c.bind(EnsureWorkflowCanReceiveCalls).toResolvedValue((w: WorkflowRepository) => new EnsureWorkflowCanReceiveCalls(w), [WorkflowRepository]).inSingletonScope();
+  }
+
+  c.bind(ApplyCallStatus).toResolvedValue(
+    (runs: RunRepository, l: CallOutcomeListeners, clock: Clock, log: Logger) => new ApplyCallStatus(runs, l, clock, log),
+    [RunRepository, CallOutcomeListeners, Clock, Logger],
+  ).inSingletonScope();
+  c.bind(ReceiveInboundCall).toResolvedValue(
+    (cfg: TelephonyConfigurationRepository, n: PhoneNumberRepository, e: EnsureWorkflowCanReceiveCalls, r: RunRepository, norm: PhoneAddressNormalizer, clock: Clock, log: Logger) =>
+      new ReceiveInboundCall(cfg, n, e, r, norm, clock, log),
+    [TelephonyConfigurationRepository, PhoneNumberRepository, EnsureWorkflowCanReceiveCalls, RunRepository, PhoneAddressNormalizer, Clock, Logger],
+  ).inSingletonScope();
+  c.bind(ProviderInstances).toResolvedValue(
+    (v: CredentialVault, cfg: TelephonyConfigurationRepository, apply: ApplyCallStatus, receive: ReceiveInboundCall, log: Logger, s: Settings, lifecycle: Lifecycle) => {
+      const instances = new ProviderInstances(registry, v, cfg, {
+        reportStatus: async (provider, event) => {
+          await apply.execute(provider, event, event.runId);
+        },
+        reportInbound: async (provider, call) => {
+          const r = await receive.execute({ provider, accountId: call.accountId, configurationId: call.configurationId, providerCallId: call.providerCallId, from: call.from, to: call.to });
+          return r.kind === 'accepted' ? { runId: r.run.id } : { refused: r.reason };
+        },
+      }, log, { publicUrl: s.publicUrl, allowPrivateNetwork: s.allowPrivateNetwork });
+      lifecycle.onStop('telephony-providers', () => instances.closeAll());
+      return instances;
+    },
+    [CredentialVault, TelephonyConfigurationRepository, ApplyCallStatus, ReceiveInboundCall, Logger, SettingsToken, LifecycleToken],
+  ).inSingletonScope();
+
+  // persistent provider connections (ARI's event socket) live in the worker side of the process roles
+  c.get<Lifecycle>(LifecycleToken).onStart('telephony-providers', async () => {
+    if (c.get<Settings>(SettingsToken).role === 'api') return;
+    await c.get(ProviderInstances).startPersistent();
+  });
+
+  c.bind(TelephonyConfigurationReader).toResolvedValue(
+    (r: TelephonyConfigurationRepository, n: PhoneNumberRepository, v: CredentialVault) => new TelephonyConfigurationReader(r, n, registry, v),
+    [TelephonyConfigurationRepository, PhoneNumberRepository, CredentialVault],
+  ).inSingletonScope();
+  c.bind(CreateTelephonyConfiguration).toResolvedValue(
+    (r: TelephonyConfigurationRepository, rd: TelephonyConfigurationReader, v: CredentialVault, t: TokenService, i: ProviderInstances, clock: Clock) =>
+      new CreateTelephonyConfiguration(r, rd, registry, v, t, i, clock),
+    [TelephonyConfigurationRepository, TelephonyConfigurationReader, CredentialVault, TokenService, ProviderInstances, Clock],
+  ).inSingletonScope();
+  c.bind(UpdateTelephonyConfiguration).toResolvedValue(
+    (r: TelephonyConfigurationRepository, rd: TelephonyConfigurationReader, v: CredentialVault, i: ProviderInstances, clock: Clock) =>
+      new UpdateTelephonyConfiguration(r, rd, registry, v, i, clock),
+    [TelephonyConfigurationRepository, TelephonyConfigurationReader, CredentialVault, ProviderInstances, Clock],
+  ).inSingletonScope();
+  c.bind(ListTelephonyConfigurations).toResolvedValue(
+    (r: TelephonyConfigurationRepository, n: PhoneNumberRepository, rd: TelephonyConfigurationReader) => new ListTelephonyConfigurations(r, n, rd),
+    [TelephonyConfigurationRepository, PhoneNumberRepository, TelephonyConfigurationReader],
+  ).inSingletonScope();
+  c.bind(GetTelephonyConfiguration).toResolvedValue((rd: TelephonyConfigurationReader) => new GetTelephonyConfiguration(rd), [TelephonyConfigurationReader]).inSingletonScope();
+  c.bind(SetDefaultOutboundConfiguration).toResolvedValue(
+    (r: TelephonyConfigurationRepository, rd: TelephonyConfigurationReader, clock: Clock) => new SetDefaultOutboundConfiguration(r, rd, clock),
+    [TelephonyConfigurationRepository, TelephonyConfigurationReader, Clock],
+  ).inSingletonScope();
+  c.bind(DeleteTelephonyConfiguration).toResolvedValue(
+    (r: TelephonyConfigurationRepository, n: PhoneNumberRepository, rd: TelephonyConfigurationReader, u: TelephonyConfigurationUsage, i: ProviderInstances, log: Logger) =>
+      new DeleteTelephonyConfiguration(r, n, rd, u, i, log),
+    [TelephonyConfigurationRepository, PhoneNumberRepository, TelephonyConfigurationReader, TelephonyConfigurationUsage, ProviderInstances, Logger],
+  ).inSingletonScope();
+
+  c.bind(PhoneNumberService).toResolvedValue(
+    (n: PhoneNumberRepository, rd: TelephonyConfigurationReader, w: WorkflowRepository, e: EnsureWorkflowCanReceiveCalls, norm: PhoneAddressNormalizer, i: ProviderInstances, log: Logger, s: Settings) =>
+      new PhoneNumberService(n, rd, w, e, norm, i, log, s.publicUrl),
+    [PhoneNumberRepository, TelephonyConfigurationReader, WorkflowRepository, EnsureWorkflowCanReceiveCalls, PhoneAddressNormalizer, ProviderInstances, Logger, SettingsToken],
+  ).inSingletonScope();
+  c.bind(CreatePhoneNumber).toResolvedValue((s: PhoneNumberService, clock: Clock) => new CreatePhoneNumber(s, clock), [PhoneNumberService, Clock]).inSingletonScope();
+  c.bind(UpdatePhoneNumber).toResolvedValue((s: PhoneNumberService, clock: Clock) => new UpdatePhoneNumber(s, clock), [PhoneNumberService, Clock]).inSingletonScope();
+  c.bind(GetPhoneNumber).toResolvedValue((s: PhoneNumberService) => new GetPhoneNumber(s), [PhoneNumberService]).inSingletonScope();
+  c.bind(ListPhoneNumbers).toResolvedValue((s: PhoneNumberService) => new ListPhoneNumbers(s), [PhoneNumberService]).inSingletonScope();
+  c.bind(DeletePhoneNumber).toResolvedValue((s: PhoneNumberService) => new DeletePhoneNumber(s), [PhoneNumberService]).inSingletonScope();
+  c.bind(SetDefaultCallerId).toResolvedValue((s: PhoneNumberService, clock: Clock) => new SetDefaultCallerId(s, clock), [PhoneNumberService, Clock]).inSingletonScope();
+
+  c.bind(HandleStatusWebhook).toResolvedValue(
+    (runs: RunRepository, cfg: TelephonyConfigurationRepository, i: ProviderInstances, apply: ApplyCallStatus, log: Logger) => new HandleStatusWebhook(registry, runs, cfg, i, apply, log),
+    [RunRepository, TelephonyConfigurationRepository, ProviderInstances, ApplyCallStatus, Logger],
+  ).inSingletonScope();
+  c.bind(HandleInboundWebhook).toResolvedValue(
+    (cfg: TelephonyConfigurationRepository, i: ProviderInstances, receive: ReceiveInboundCall, s: Settings, log: Logger) => new HandleInboundWebhook(registry, cfg, i, receive, s.publicUrl, log),
+    [TelephonyConfigurationRepository, ProviderInstances, ReceiveInboundCall, SettingsToken, Logger],
+  ).inSingletonScope();
+
+  c.bind(HttpRoutesToken).toResolvedValue(
+    (create: CreateTelephonyConfiguration, update: UpdateTelephonyConfiguration, list: ListTelephonyConfigurations, get: GetTelephonyConfiguration,
+      remove: DeleteTelephonyConfiguration, setDefaultOutbound: SetDefaultOutboundConfiguration) =>
+      telephonyRoutes({ create, update, list, get, remove, setDefaultOutbound, configSchema: registry.configSchema(), providerIds: registry.ids(), metadata: () => registry.metadata() }),
+    [CreateTelephonyConfiguration, UpdateTelephonyConfiguration, ListTelephonyConfigurations, GetTelephonyConfiguration, DeleteTelephonyConfiguration, SetDefaultOutboundConfiguration],
+  );
+  c.bind(HttpRoutesToken).toResolvedValue(
+    (create: CreatePhoneNumber, get: GetPhoneNumber, list: ListPhoneNumbers, update: UpdatePhoneNumber, remove: DeletePhoneNumber, setDefaultCaller: SetDefaultCallerId) =>
+      phoneNumberRoutes({ create, get, list, update, remove, setDefaultCaller }),
+    [CreatePhoneNumber, GetPhoneNumber, ListPhoneNumbers, UpdatePhoneNumber, DeletePhoneNumber, SetDefaultCallerId],
+  );
+  c.bind(HttpRoutesToken).toResolvedValue(
+    (status: HandleStatusWebhook, inbound: HandleInboundWebhook, s: Settings) => telephonyWebhookRoutes({ status, inbound, publicUrl: s.publicUrl }),
+    [HandleStatusWebhook, HandleInboundWebhook, SettingsToken],
+  );
+  c.bind(HttpRoutesToken).toResolvedValue(
+    (runs: RunRepository, configurations: TelephonyConfigurationRepository, instances: ProviderInstances, s: Settings) =>
+      twilioAnswerRoutes({ publicUrl: s.publicUrl, runs, configurations, instances }),
+    [RunRepository, TelephonyConfigurationRepository, ProviderInstances, SettingsToken],
+  );
+}
