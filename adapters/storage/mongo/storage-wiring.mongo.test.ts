@@ -19,6 +19,11 @@ import { MongoStorageToken } from '../../../plugins/modules/storage.module.js';
 import { loadSettings } from '../../../plugins/settings.js';
 import { LifecycleToken } from '../../../plugins/tokens.js';
 import { describeEachMongoTarget, type MongoConnection } from '../../../test/fakes/mongo/mongo-target.js';
+import { MongoBackend } from '@agendajs/mongo-backend';
+import type { Db } from 'mongodb';
+import { JobScheduler } from '../../../core/ports/job-scheduler.port.js';
+import { AgendaJobScheduler } from '../../scheduler/agenda/agenda-job-scheduler.js';
+import { createMongoDouble } from '../../../test/fakes/mongo/mongo-double.js';
 import { createMongoStorage, mongoStorage } from './mongo-database.js';
 import { MongoIdentityRepository } from './identity.mongo.js';
 import { contractLabel } from './mongo-test-support.js';
@@ -28,6 +33,17 @@ function mongoSettings() {
     CALLPLANE_SIGNUP: 'open', CALLPLANE_DATA_DIR: '/tmp/callplane-test-unused', LOG_LEVEL: 'error',
     CALLPLANE_STORAGE: 'mongodb', MONGODB_URI: 'mongodb://127.0.0.1:1/never_contacted',
   });
+}
+/**
+ * The scheduler of the mongodb mode is wired by the scheduler module (not this adapter); until it binds one for
+ * MongoDB, the test binds Agenda on @agendajs/mongo-backend itself so the feature modules that need a JobScheduler
+ * resolve. Never started here (no jobs run); stopped with the container's lifecycle.
+ */
+function ensureScheduler(container: Container, db: Db): void {
+  if (container.isBound(JobScheduler)) return;
+  const scheduler = new AgendaJobScheduler({ backend: new MongoBackend({ mongo: db, collection: 'agendaJobs' }), agenda: { processEvery: 50, defaultLockLifetime: 1000 } }, { defaultLockLifetimeMs: 1000 });
+  container.bind(JobScheduler).toConstantValue(scheduler);
+  container.get<Lifecycle>(LifecycleToken).onStop('test-job-scheduler', () => scheduler.stop());
 }
 const quietLogger = () => PinoLogger.create({ level: 'error', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
@@ -44,6 +60,7 @@ describeEachMongoTarget('service wired to MongoDB storage', (target) => {
       const storage = mongoStorage(conn.client, conn.db);
       container.rebind(MongoStorageToken).toConstantValue({ ...storage, close: async () => undefined }); // conn.close() owns the client
       container.get<Lifecycle>(LifecycleToken).onStart('mongodb', () => storage.prepare());
+      ensureScheduler(container, conn.db);
       server = createHttpServer(container.get<express.Express>(ExpressAppToken));
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
       url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -98,6 +115,7 @@ describe('MongoDB storage binding without a reachable server', () => {
     const container = buildContainer({ settings: mongoSettings(), secretKey: 'test-secret-key-0123456789abcdefghijklmnop', logger: quietLogger() });
     const unreachable = createMongoStorage('mongodb://127.0.0.1:1/x', { serverSelectionTimeoutMS: 300 });
     container.rebind(MongoStorageToken).toConstantValue(unreachable);
+    ensureScheduler(container, createMongoDouble().db); // the scheduler is not what this test is about
     const server = createHttpServer(container.get<express.Express>(ExpressAppToken));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const health = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/health`);
@@ -105,6 +123,7 @@ describe('MongoDB storage binding without a reachable server', () => {
     await expect(unreachable.prepare()).rejects.toThrow();
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
+    await container.get<Lifecycle>(LifecycleToken).stop();
     await unreachable.close();
   });
 });
