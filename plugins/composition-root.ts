@@ -10,6 +10,8 @@ import { foundationModule, type FoundationOptions } from './modules/foundation.m
 import { identityModule } from './modules/identity.module.js';
 import { storageModule } from './modules/storage.module.js';
 import { telephonyModule } from './modules/telephony.module.js';
+import { campaignsModule } from './modules/campaigns.module.js';
+import { schedulerModule } from './modules/scheduler.module.js';
 import { ProviderRegistry } from './provider-registry.js';
 import { workflowsModule } from './modules/workflows.module.js';
 import type { Settings } from './settings.js';
@@ -30,6 +32,8 @@ export function buildContainer(options: FoundationOptions & { providers?: Provid
   identityModule(c);
   workflowsModule(c);
   telephonyModule(c, options.providers ?? ProviderRegistry.builtIn({ allowPrivateNetwork: options.settings.allowPrivateNetwork }));
+  campaignsModule(c, options.settings);
+  schedulerModule(c, options.settings);
 
   const version = packageVersion();
   c.bind(HttpRoutesToken).toResolvedValue(

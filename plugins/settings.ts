@@ -28,6 +28,15 @@ export interface Settings {
   googleSheetsBaseUrl: string;
   /** Largest accepted JSON body, in bytes. */
   maxJsonBodyBytes: number;
+  /** Campaign engine and job timings, in ms (docs/api.md "Uploads and campaigns"). */
+  campaignEngine: {
+    leaseMs: number;
+    reconcileAfterMs: number;
+    maxCallMs: number;
+    sweepIntervalMs: number;
+    jobProcessEveryMs: number;
+    jobLockLifetimeMs: number;
+  };
 }
 
 export class SettingsError extends Error {
@@ -102,6 +111,14 @@ export function loadSettings(env: Env = process.env): Settings {
     allowPrivateNetwork: bool(env, 'CALLPLANE_ALLOW_PRIVATE_NETWORK', true),
     googleSheetsBaseUrl: httpUrl('CALLPLANE_GOOGLE_SHEETS_URL', env.CALLPLANE_GOOGLE_SHEETS_URL?.trim() || 'https://docs.google.com'),
     maxJsonBodyBytes: int(env, 'CALLPLANE_MAX_BODY_BYTES', 1024, 50 * 1024 * 1024, 1024 * 1024),
+    campaignEngine: {
+      leaseMs: int(env, 'CALLPLANE_CAMPAIGN_LEASE_MS', 100, 3_600_000, 60_000),
+      reconcileAfterMs: int(env, 'CALLPLANE_CAMPAIGN_RECONCILE_MS', 100, 86_400_000, 300_000),
+      maxCallMs: int(env, 'CALLPLANE_CAMPAIGN_MAX_CALL_MS', 1000, 86_400_000, 4 * 3_600_000),
+      sweepIntervalMs: int(env, 'CALLPLANE_CAMPAIGN_SWEEP_MS', 100, 3_600_000, 30_000),
+      jobProcessEveryMs: int(env, 'CALLPLANE_JOBS_PROCESS_EVERY_MS', 20, 60_000, 2_000),
+      jobLockLifetimeMs: int(env, 'CALLPLANE_JOBS_LOCK_LIFETIME_MS', 500, 3_600_000, 120_000),
+    },
   };
 }
 

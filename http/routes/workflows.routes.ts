@@ -106,7 +106,7 @@ const versionSchema = obj(
   ['id', 'workflow_id', 'version_number', 'version_status', 'workflow_definition', 'created_at'],
 );
 
-const runSchema = obj(
+export const runSchema = obj(
   {
     id: id(), workflow_id: id(), name: str(), mode: { type: 'string', enum: ['inbound', 'outbound'] }, created_at: dateTime(),
     is_completed: bool(), transcript_url: nullable(str({ description: 'signed download URL, valid 3600 s' })),
