@@ -12,6 +12,7 @@ import { storageModule } from './modules/storage.module.js';
 import { telephonyModule } from './modules/telephony.module.js';
 import { campaignsModule } from './modules/campaigns.module.js';
 import { schedulerModule } from './modules/scheduler.module.js';
+import { usageModule } from './modules/usage.module.js';
 import { ProviderRegistry } from './provider-registry.js';
 import { workflowsModule } from './modules/workflows.module.js';
 import type { Settings } from './settings.js';
@@ -34,6 +35,7 @@ export function buildContainer(options: FoundationOptions & { providers?: Provid
   telephonyModule(c, options.providers ?? ProviderRegistry.builtIn({ allowPrivateNetwork: options.settings.allowPrivateNetwork }));
   campaignsModule(c, options.settings);
   schedulerModule(c, options.settings);
+  usageModule(c);
 
   const version = packageVersion();
   c.bind(HttpRoutesToken).toResolvedValue(

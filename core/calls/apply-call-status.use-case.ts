@@ -1,8 +1,10 @@
 import type { Clock } from '../ports/clock.port.js';
 import type { Logger } from '../ports/logger.port.js';
+import type { OrganizationSettingsRepository } from '../ports/organization-settings.repository.port.js';
 import type { RunRepository, RunStatusUpdate } from '../ports/run.repository.port.js';
 import type { CallOutcome, NormalizedCallEvent } from '../ports/telephony-provider.port.js';
 import { isFinalRunStatus, type Run } from '../runs/run.js';
+import { chargeFor } from '../usage/usage.js';
 import type { CallOutcomeListeners } from './call-outcome-listener.js';
 
 export type ApplyCallStatusResult =
@@ -22,6 +24,10 @@ const outcomeOf = (event: NormalizedCallEvent & { kind: 'status' }): CallOutcome
  * Disposition on a final status: a connected call (`completed`) keeps the disposition the agent set, else
  * `completed`; a call that did not connect gets its outcome (`busy`, `no_answer`, `voicemail`, `failed`,
  * `canceled`).
+ *
+ * Cost on a final status with a duration: `cost_info.charge_usd` = duration × the organization's per-minute price
+ * at that moment (`chargeFor`, issue 6), read from `settings` when given; a failed price read is logged and leaves
+ * the charge at 0 rather than losing the status.
  */
 export class ApplyCallStatus {
   constructor(
@@ -29,6 +35,7 @@ export class ApplyCallStatus {
     private readonly listeners: CallOutcomeListeners,
     private readonly clock: Clock,
     private readonly log: Logger,
+    private readonly settings?: Pick<OrganizationSettingsRepository, 'get'>,
   ) {}
 
   async execute(provider: string, event: NormalizedCallEvent, runId?: number): Promise<ApplyCallStatusResult> {
@@ -51,6 +58,8 @@ export class ApplyCallStatus {
     if (final && event.durationSeconds !== undefined) {
       update.durationSeconds = event.durationSeconds;
       update.costInfo = { call_duration_seconds: event.durationSeconds };
+      const charge = await this.chargeOf(run, event.durationSeconds);
+      if (charge !== null) update.costInfo.charge_usd = charge;
     }
     update.log = {
       ts: update.at.toISOString(),
@@ -70,6 +79,16 @@ export class ApplyCallStatus {
       }
     }
     return { applied: true, run: result.run, outcome };
+  }
+
+  private async chargeOf(run: Run, durationSeconds: number): Promise<number | null> {
+    if (!this.settings) return null;
+    try {
+      return chargeFor(durationSeconds, (await this.settings.get(run.organizationId)).pricePerMinuteUsd);
+    } catch (e) {
+      this.log.error({ run_id: run.id, err: (e as Error)?.message }, 'organization price unavailable: run charged 0');
+      return null;
+    }
   }
 
   private async findRun(provider: string, event: NormalizedCallEvent & { kind: 'status' }, runId: number | undefined): Promise<Run | null> {

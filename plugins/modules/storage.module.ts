@@ -7,6 +7,10 @@ import { SqliteIdentityRepository } from '../../adapters/storage/sqlite/identity
 import { RunRepository } from '../../core/ports/run.repository.port.js';
 import { WorkflowRepository } from '../../core/ports/workflow.repository.port.js';
 import { SqliteRunRepository } from '../../adapters/storage/sqlite/run.sqlite.js';
+import { UsageRepository } from '../../core/ports/usage.repository.port.js';
+import { OrganizationSettingsRepository } from '../../core/ports/organization-settings.repository.port.js';
+import { SqliteUsageRepository } from '../../adapters/storage/sqlite/usage.sqlite.js';
+import { SqliteOrganizationSettingsRepository } from '../../adapters/storage/sqlite/organization-settings.sqlite.js';
 import { SqliteWorkflowRepository } from '../../adapters/storage/sqlite/workflow.sqlite.js';
 import { SqlitePhoneNumberRepository } from '../../adapters/storage/sqlite/phone-number.sqlite.js';
 import { SqliteTelephonyConfigurationRepository } from '../../adapters/storage/sqlite/telephony-configuration.sqlite.js';
@@ -45,6 +49,8 @@ export function storageModule(c: Container, settings: Settings): void {
     bindSqlite(PhoneNumberRepository, (db) => new SqlitePhoneNumberRepository(db));
     bindSqlite(CampaignRepository, (db) => new SqliteCampaignRepository(db));
     bindSqlite(UploadRepository, (db) => new SqliteUploadRepository(db));
+    bindSqlite(UsageRepository, (db) => new SqliteUsageRepository(db));
+    bindSqlite(OrganizationSettingsRepository, (db) => new SqliteOrganizationSettingsRepository(db));
     return;
   }
   if (settings.storage === 'mongodb') {

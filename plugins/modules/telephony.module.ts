@@ -9,6 +9,7 @@ import { Logger } from '../../core/ports/logger.port.js';
 import { PhoneAddressNormalizer } from '../../core/ports/phone-address-normalizer.port.js';
 import { PhoneNumberRepository } from '../../core/ports/phone-number.repository.port.js';
 import { RunRepository } from '../../core/ports/run.repository.port.js';
+import { OrganizationSettingsRepository } from '../../core/ports/organization-settings.repository.port.js';
 import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
 import { TelephonyConfigurationUsage } from '../../core/ports/telephony-configuration-usage.port.js';
 import { TelephonyProviderCatalog } from '../../core/ports/telephony-provider-catalog.port.js';
@@ -64,8 +65,9 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
   }
 
   c.bind(ApplyCallStatus).toResolvedValue(
-    (runs: RunRepository, l: CallOutcomeListeners, clock: Clock, log: Logger) => new ApplyCallStatus(runs, l, clock, log),
-    [RunRepository, CallOutcomeListeners, Clock, Logger],
+    (runs: RunRepository, l: CallOutcomeListeners, clock: Clock, log: Logger, prices: OrganizationSettingsRepository | undefined) =>
+      new ApplyCallStatus(runs, l, clock, log, prices),
+    [RunRepository, CallOutcomeListeners, Clock, Logger, { serviceIdentifier: OrganizationSettingsRepository, optional: true }],
   ).inSingletonScope();
   c.bind(ReceiveInboundCall).toResolvedValue(
     (cfg: TelephonyConfigurationRepository, n: PhoneNumberRepository, e: EnsureWorkflowCanReceiveCalls, r: RunRepository, norm: PhoneAddressNormalizer, clock: Clock, log: Logger) =>
