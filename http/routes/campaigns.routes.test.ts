@@ -70,10 +70,10 @@ describe('uploads and campaigns API', () => {
       const url = p.body.upload_url.replace(/^https?:\/\/[^/]+/, svc.url);
       const tampered = await fetch(url.replace(/signature=([0-9a-f])/, (_m: string, c: string) => `signature=${c === 'a' ? 'b' : 'a'}`), { method: 'PUT', body: csv });
       expect(tampered.status).toBe(403);
-      expect((await tampered.json()).code).toBe('signature_invalid');
+      expect(((await tampered.json()) as { code: string }).code).toBe('signature_invalid');
       const bigger = await fetch(url, { method: 'PUT', body: csv + 'x' });
       expect(bigger.status).toBe(413);
-      expect((await bigger.json()).code).toBe('payload_too_large');
+      expect(((await bigger.json()) as { code: string }).code).toBe('payload_too_large');
       // streamed without a length: refused while streaming, nothing stored
       const stream = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(csv)); c.enqueue(new TextEncoder().encode('more')); c.close(); } });
       const chunked = await fetch(url, { method: 'PUT', body: stream, duplex: 'half' } as RequestInit);
