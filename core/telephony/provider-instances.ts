@@ -6,6 +6,9 @@ import type { InboundCall, NormalizedCallEvent, ProviderContext, ProviderHealth,
 import type { CredentialVault } from './credential-vault.js';
 import type { TelephonyConfiguration } from './telephony-configuration.js';
 
+/** Changes whenever what an instance is built from changes (ciphertexts are fresh on every write). */
+const credentialsVersion = (c: TelephonyConfiguration): string => JSON.stringify([c.provider, c.accountId, c.settings, c.secrets]);
+
 /** Where event-driven providers (ARI, the simulator) deliver what they observe. */
 export interface ProviderEventSink {
   reportStatus(provider: string, event: NormalizedCallEvent & { kind: 'status' }): Promise<void>;
@@ -18,12 +21,13 @@ export interface ProviderInstancesOptions {
 }
 
 /**
- * One live `TelephonyProvider` per configuration, built from its decrypted credentials, reused while the
- * configuration is unchanged and replaced (the old one closed) when its `updatedAt` moves. Plugins with
+ * One live `TelephonyProvider` per configuration, built from its decrypted credentials, reused while its
+ * credentials are unchanged and replaced (the old one closed) when they change; a rename or a default switch
+ * keeps the instance (and ARI's socket). Plugins with
  * `persistentConnection` get an instance for every stored configuration at start (ARI's event socket).
  */
 export class ProviderInstances {
-  private readonly live = new Map<number, { version: number; provider: TelephonyProvider }>();
+  private readonly live = new Map<number, { version: string; provider: TelephonyProvider }>();
   private closed = false;
 
   constructor(
@@ -37,7 +41,7 @@ export class ProviderInstances {
 
   /** The instance of `configuration`. Throws `InputError('provider_not_registered')` when its plugin is not loaded. */
   forConfiguration(configuration: TelephonyConfiguration): TelephonyProvider {
-    const version = configuration.updatedAt.getTime();
+    const version = credentialsVersion(configuration);
     const cached = this.live.get(configuration.id);
     if (cached && cached.version === version) return cached.provider;
     if (cached) this.closeQuietly(configuration.id, cached.provider);
@@ -70,6 +74,7 @@ export class ProviderInstances {
    * one at once (it must listen for inbound calls), the others lazily on next use.
    */
   async configurationChanged(configuration: TelephonyConfiguration): Promise<void> {
+    if (this.live.get(configuration.id)?.version === credentialsVersion(configuration)) return;
     await this.release(configuration.id);
     if (this.closed || !this.catalog.get(configuration.provider)?.persistentConnection) return;
     try {

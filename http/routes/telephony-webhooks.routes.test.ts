@@ -101,7 +101,13 @@ describe('call status path (ApplyCallStatus) and provider instances', () => {
     const changed = await svc.put(`/organizations/telephony-configs/${configId}`, { config: { talk_ms: 6 } }, { token });
     expect(changed.status).toBe(200);
     const c2 = (await svc.container.get<TelephonyConfigurationRepository>(TelephonyConfigurationRepository).get(orgId, configId))!;
-    expect(svc.container.get(ProviderInstances).forConfiguration(c2)).not.toBe(provider);
+    const replaced = svc.container.get(ProviderInstances).forConfiguration(c2);
+    expect(replaced).not.toBe(provider);
+    // a rename or a default switch keeps the instance (a persistent connection stays up)
+    await svc.put(`/organizations/telephony-configs/${configId}`, { name: 'renamed' }, { token });
+    await svc.post(`/organizations/telephony-configs/${configId}/set-default-outbound`, undefined, { token });
+    const c3 = (await svc.container.get<TelephonyConfigurationRepository>(TelephonyConfigurationRepository).get(orgId, configId))!;
+    expect(svc.container.get(ProviderInstances).forConfiguration(c3)).toBe(replaced);
   });
 
   it('refuses to delete a configuration a live campaign uses (409 telephony_configuration_in_use)', async () => {
