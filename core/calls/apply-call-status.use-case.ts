@@ -3,7 +3,7 @@ import type { Logger } from '../ports/logger.port.js';
 import type { OrganizationSettingsRepository } from '../ports/organization-settings.repository.port.js';
 import type { RunRepository, RunStatusUpdate } from '../ports/run.repository.port.js';
 import type { CallOutcome, NormalizedCallEvent } from '../ports/telephony-provider.port.js';
-import { isFinalRunStatus, type Run } from '../runs/run.js';
+import { finalRunStatusFor, isFinalRunStatus, type Run } from '../runs/run.js';
 import { chargeFor } from '../usage/usage.js';
 import type { CallOutcomeListeners } from './call-outcome-listener.js';
 
@@ -47,7 +47,8 @@ export class ApplyCallStatus {
     }
     const final = isFinalRunStatus(event.status);
     const outcome = final ? outcomeOf(event) : null;
-    const update: RunStatusUpdate = { status: event.status, at: event.at ?? this.clock.now() };
+    // providers map their own final states; the run's final status follows from the outcome, one rule for all
+    const update: RunStatusUpdate = { status: final && outcome ? finalRunStatusFor(outcome) : event.status, at: event.at ?? this.clock.now() };
     if (event.providerCallId) update.providerCallId = event.providerCallId;
     if (final && outcome) {
       const agentSet = run.gatheredContext.mapped_call_disposition;

@@ -56,4 +56,12 @@ export interface Run {
   updatedAt: Date;
 }
 
+/**
+ * The final run status of a call outcome, the same for every provider: `failed` only when the call could
+ * not be placed or failed; a call that ended busy, unanswered, on voicemail or canceled `completed` as a
+ * call, its result being the disposition.
+ */
+export const finalRunStatusFor = (outcome: 'completed' | 'busy' | 'no_answer' | 'voicemail' | 'failed' | 'canceled'): RunStatus =>
+  outcome === 'failed' ? 'failed' : 'completed';
+
 export const isRunCompleted = (r: Pick<Run, 'status'>): boolean => isFinalRunStatus(r.status);

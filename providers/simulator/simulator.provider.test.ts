@@ -76,8 +76,8 @@ describe('simulator provider (API.md section 8)', () => {
   });
 
   it.each([
-    ['+14155550101', 'failed', 'busy'],
-    ['+14155550102', 'failed', 'no_answer'],
+    ['+14155550101', 'completed', 'busy'],
+    ['+14155550102', 'completed', 'no_answer'],
     ['+14155550103', 'completed', 'voicemail'],
   ])('%s rings, then ends %s with outcome %s', async (to, status, outcome) => {
     const { p, events } = make();
@@ -106,7 +106,7 @@ describe('simulator provider (API.md section 8)', () => {
     expect(await p.getCallStatus(ringing.providerCallId)).toMatchObject({ status: 'ringing' });
     await p.hangup(ringing.providerCallId);
     await p.hangup(ringing.providerCallId);
-    expect(events.filter((e) => e.kind === 'status' && e.status === 'failed')).toEqual([expect.objectContaining({ outcome: 'canceled' })]);
+    expect(events.filter((e) => e.kind === 'status' && e.outcome === 'canceled')).toEqual([expect.objectContaining({ status: 'completed' })]);
 
     const { p: p2, events: e2 } = make({ ring_ms: 0, talk_ms: 600_000 });
     const answered = await p2.placeCall(request('+14155550151', 'b'));

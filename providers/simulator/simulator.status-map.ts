@@ -25,10 +25,10 @@ export const SIMULATOR_EVENTS: Readonly<Record<string, { status: RunStatus; outc
   answered: { status: 'in_progress' },
   completed: { status: 'completed', outcome: 'completed' },
   voicemail: { status: 'completed', outcome: 'voicemail' },
-  busy: { status: 'failed', outcome: 'busy' },
-  no_answer: { status: 'failed', outcome: 'no_answer' },
+  busy: { status: 'completed', outcome: 'busy' },
+  no_answer: { status: 'completed', outcome: 'no_answer' },
   failed: { status: 'failed', outcome: 'failed' },
-  canceled: { status: 'failed', outcome: 'canceled' },
+  canceled: { status: 'completed', outcome: 'canceled' },
 });
 
 /** The final event of each scenario reached after ringing. */
