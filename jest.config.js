@@ -22,4 +22,5 @@ export default {
     }],
   },
   testTimeout: 30000,
+  reporters: ['default', '<rootDir>/test/support/skip-reporter.cjs'],
 };
