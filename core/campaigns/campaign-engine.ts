@@ -242,11 +242,12 @@ export class CampaignEngine implements CallOutcomeListener {
     }
   }
 
+  /** The caller id providers dial from: the normalized address (E.164 for PSTN), never the display form. */
   private async callerNumber(organizationId: number, configurationId: number): Promise<string | null> {
     const preferred = await this.telephony.numbers.getDefaultCaller(organizationId, configurationId);
-    if (preferred?.isActive) return preferred.address;
+    if (preferred?.isActive) return preferred.addressNormalized;
     const any = (await this.telephony.numbers.list(organizationId, configurationId)).find((n) => n.isActive);
-    return any?.address ?? null;
+    return any?.addressNormalized ?? null;
   }
 
   private callbackUrls(provider: string, runId: number) {

@@ -135,7 +135,7 @@ describe('campaign engine', () => {
     const telephony = {
       configurations: { get: async (_o: number, id: number) => (configuration && configuration.id === id ? configuration : null) },
       numbers: {
-        getDefaultCaller: async () => ({ address: '+15559990000', isActive: true }) as never,
+        getDefaultCaller: async () => ({ address: '+1 (555) 999-0000', addressNormalized: '+15559990000', isActive: true }) as never,
         list: async () => [],
       },
       providers: { forConfiguration: () => provider as unknown as TelephonyProvider },
