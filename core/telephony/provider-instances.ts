@@ -18,6 +18,11 @@ export interface ProviderEventSink {
 export interface ProviderInstancesOptions {
   publicUrl: string;
   allowPrivateNetwork: boolean;
+  /**
+   * Whether this process keeps persistent provider connections (default true): false in an `api` process, where
+   * neither the start nor a configuration's create/update opens them (the worker processes keep them).
+   */
+  persistentConnections?: boolean;
 }
 
 /**
@@ -76,7 +81,7 @@ export class ProviderInstances {
   async configurationChanged(configuration: TelephonyConfiguration): Promise<void> {
     if (this.live.get(configuration.id)?.version === credentialsVersion(configuration)) return;
     await this.release(configuration.id);
-    if (this.closed || !this.catalog.get(configuration.provider)?.persistentConnection) return;
+    if (this.closed || this.options.persistentConnections === false || !this.catalog.get(configuration.provider)?.persistentConnection) return;
     try {
       this.forConfiguration(configuration);
     } catch (e) {
@@ -87,6 +92,7 @@ export class ProviderInstances {
   /** Creates the instances of every configuration whose plugin keeps a persistent connection. */
   async startPersistent(): Promise<number> {
     let started = 0;
+    if (this.options.persistentConnections === false) return started;
     for (const id of this.catalog.ids()) {
       if (!this.catalog.get(id)?.persistentConnection) continue;
       for (const c of await this.configurations.listByProvider(id)) {

@@ -63,6 +63,8 @@ export function storageModule(c: Container, settings: Settings): void {
       lifecycle.onStop('mongodb', () => storage.close());
       return storage;
     }, [LifecycleToken]).inSingletonScope();
+    // the schema exists before any other start hook (campaign sweep, jobs) touches the database; prepare is memoized
+    c.get<Lifecycle>(LifecycleToken).onStart('mongodb-schema', () => c.get<MongoStorage>(MongoStorageToken).prepare());
     const bindMongo = <T>(token: symbol, make: (db: Db) => T) =>
       c.bind<T>(token).toResolvedValue((s: MongoStorage) => make(s.db), [MongoStorageToken]).inSingletonScope();
     bindMongo(IdentityRepository, (db) => new MongoIdentityRepository(db));

@@ -84,7 +84,7 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
           const r = await receive.execute({ provider, accountId: call.accountId, configurationId: call.configurationId, providerCallId: call.providerCallId, from: call.from, to: call.to });
           return r.kind === 'accepted' ? { runId: r.run.id } : { refused: r.reason };
         },
-      }, log, { publicUrl: s.publicUrl, allowPrivateNetwork: s.allowPrivateNetwork });
+      }, log, { publicUrl: s.publicUrl, allowPrivateNetwork: s.allowPrivateNetwork, persistentConnections: s.role !== 'api' });
       lifecycle.onStop('telephony-providers', () => instances.closeAll());
       return instances;
     },
