@@ -153,12 +153,14 @@ describe('TwilioProvider (pure parts)', () => {
   });
 
   it('answers with <Connect><Stream> to the media WebSocket, refuses with a polite <Say> and <Hangup/>', () => {
-    const answer = provider.inboundAnswer({ runId: 12, mediaUrl: `${PUBLIC}/api/v1/telephony/twilio/media/12?a=1&b=2`, statusCallbackUrl: `${PUBLIC}/api/v1/telephony/twilio/status/12` });
+    // Twilio refuses query strings on stream URLs: the signed media token (and any other query parameter) becomes a <Parameter>.
+    const answer = provider.inboundAnswer({ runId: 12, mediaUrl: `${PUBLIC}/api/v1/telephony/twilio/media/12?token=1700000000.ab%2Bc&b=<2>`, statusCallbackUrl: `${PUBLIC}/api/v1/telephony/twilio/status/12` });
     expect(answer.contentType).toBe('text/xml');
     expect(answer.body).toBe(
-      '<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://cp.example.org/api/v1/telephony/twilio/media/12?a=1&amp;b=2"' +
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://cp.example.org/api/v1/telephony/twilio/media/12"' +
         ' statusCallback="https://cp.example.org/api/v1/telephony/twilio/status/12" statusCallbackMethod="POST">' +
-        '<Parameter name="run_id" value="12"/></Stream></Connect></Response>',
+        '<Parameter name="run_id" value="12"/><Parameter name="token" value="1700000000.ab+c"/><Parameter name="b" value="&lt;2&gt;"/>' +
+        '</Stream></Connect></Response>',
     );
     const reject = provider.inboundReject('workflow_archived <secret>');
     expect(reject.body).toMatch(/^<\?xml[^>]*\?><Response><Say>[^<]+<\/Say><Hangup\/><\/Response>$/);
@@ -170,6 +172,8 @@ describe('TwilioProvider (pure parts)', () => {
     expect(provider.answerOutbound(webhook(twilioAnswerFixtures.machine), input).body).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>');
     expect(provider.answerOutbound(webhook(twilioAnswerFixtures.human), input).body).toContain('<Stream url="wss://cp.example.org/api/v1/telephony/twilio/media/3">');
     expect(provider.answerOutbound(webhook(twilioAnswerFixtures.noAmd), input).body).toContain('<Connect>');
+    const signed = provider.answerOutbound(webhook(twilioAnswerFixtures.human), { ...input, mediaUrl: `${input.mediaUrl}?token=1.abc` }).body;
+    expect(signed).toContain('<Stream url="wss://cp.example.org/api/v1/telephony/twilio/media/3"><Parameter name="run_id" value="3"/><Parameter name="token" value="1.abc"/></Stream>');
   });
 });
 

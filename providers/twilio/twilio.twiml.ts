@@ -11,18 +11,21 @@ export function escapeXml(value: string): string {
 
 /**
  * Connects the call's audio to our media WebSocket: `<Connect><Stream url="wss://…/media/<run_id>">` with
- * the run id as a custom parameter (it arrives in the stream's `start` message). With
- * `streamStatusCallbackUrl`, Twilio posts `stream-started`/`stream-stopped` there: inbound calls have no
- * per-call status callback, so that is how their runs move.
+ * the run id as a custom parameter (it arrives in the stream's `start` message). Twilio refuses query strings
+ * on stream URLs, so the media URL's query parameters (our signed media `token`) become `<Parameter>`s too
+ * and arrive in `start.customParameters`. With `streamStatusCallbackUrl`, Twilio posts
+ * `stream-started`/`stream-stopped` there: inbound calls have no per-call status callback, so that is how
+ * their runs move.
  */
 export function connectStreamTwiml(input: { mediaUrl: string; runId: number; streamStatusCallbackUrl?: string }): string {
-  const url = toWebSocketUrl(input.mediaUrl);
+  const [base, query = ''] = toWebSocketUrl(input.mediaUrl).split(/\?(.*)/s, 2) as [string, string?];
   const callback = input.streamStatusCallbackUrl
     ? ` statusCallback="${escapeXml(input.streamStatusCallbackUrl)}" statusCallbackMethod="POST"`
     : '';
+  const parameters = [['run_id', String(input.runId)], ...[...new URLSearchParams(query)].filter(([name]) => name !== 'run_id')];
   return (
-    `${XML_HEADER}<Response><Connect><Stream url="${escapeXml(url)}"${callback}>` +
-    `<Parameter name="run_id" value="${escapeXml(String(input.runId))}"/>` +
+    `${XML_HEADER}<Response><Connect><Stream url="${escapeXml(base)}"${callback}>` +
+    parameters.map(([name, value]) => `<Parameter name="${escapeXml(name)}" value="${escapeXml(value)}"/>`).join('') +
     `</Stream></Connect></Response>`
   );
 }
