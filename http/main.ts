@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type express from 'express';
 import type { Server } from 'node:http';
 import { PinoLogger } from '../adapters/logging/pino-logger.js';
-import { buildContainer, ExpressAppToken } from '../plugins/composition-root.js';
+import { attachHttpServer, buildContainer, ExpressAppToken } from '../plugins/composition-root.js';
 import { ProviderRegistry } from '../plugins/provider-registry.js';
 import type { Lifecycle } from '../plugins/lifecycle.js';
 import { ensureSecretKey, loadSettings, SettingsError, type Settings } from '../plugins/settings.js';
@@ -30,9 +30,11 @@ export async function startService(env: NodeJS.ProcessEnv = process.env): Promis
   const container = buildContainer({ settings, secretKey, logger, providers });
   const lifecycle = container.get<Lifecycle>(LifecycleToken);
   let server: Server | null = null;
+  let detachServer: () => Promise<void> = async () => undefined;
   if (settings.role !== 'worker') {
     const app = container.get<express.Express>(ExpressAppToken);
     server = createHttpServer(app);
+    detachServer = attachHttpServer(container, server);
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);
@@ -46,6 +48,7 @@ export async function startService(env: NodeJS.ProcessEnv = process.env): Promis
   const stop = () =>
     (stopping ??= (async () => {
       if (server) {
+        await detachServer();
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();
         const force = setTimeout(() => server!.closeAllConnections(), 10_000);

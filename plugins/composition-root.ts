@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
 import type express from 'express';
+import type { Server } from 'node:http';
 import { Authenticate } from '../core/identity/authenticate.use-case.js';
 import { Logger } from '../core/ports/logger.port.js';
 import { createApp } from '../http/app.js';
@@ -13,10 +14,11 @@ import { telephonyModule } from './modules/telephony.module.js';
 import { campaignsModule } from './modules/campaigns.module.js';
 import { schedulerModule } from './modules/scheduler.module.js';
 import { usageModule } from './modules/usage.module.js';
+import { mediaModule } from './modules/media.module.js';
 import { ProviderRegistry } from './provider-registry.js';
 import { workflowsModule } from './modules/workflows.module.js';
 import type { Settings } from './settings.js';
-import { HttpRoutesToken, SettingsToken, StorageProbeToken } from './tokens.js';
+import { HttpRoutesToken, HttpServerAttachmentToken, SettingsToken, StorageProbeToken } from './tokens.js';
 import { packageVersion } from './version.js';
 
 export const ExpressAppToken = Symbol.for('callplane.ExpressApp');
@@ -36,6 +38,7 @@ export function buildContainer(options: FoundationOptions & { providers?: Provid
   campaignsModule(c, options.settings);
   schedulerModule(c, options.settings);
   usageModule(c);
+  mediaModule(c, options.settings);
 
   const version = packageVersion();
   c.bind(HttpRoutesToken).toResolvedValue(
@@ -55,4 +58,17 @@ export function buildContainer(options: FoundationOptions & { providers?: Provid
     [Authenticate, Logger, SettingsToken],
   ).inSingletonScope();
   return c;
+}
+
+/**
+ * Attaches the modules' server hooks (the media WebSocket's `upgrade` handler) to the HTTP server. Returns
+ * what to call before closing the server: it ends the hooks' long-lived connections, which would otherwise
+ * keep `server.close()` waiting. Idempotent close.
+ */
+export function attachHttpServer(c: Container, server: Server): () => Promise<void> {
+  const hooks = c.isBound(HttpServerAttachmentToken) ? c.getAll<(s: Server) => () => Promise<void>>(HttpServerAttachmentToken) : [];
+  const closers = hooks.map((attach) => attach(server));
+  return async () => {
+    await Promise.all(closers.map((close) => close()));
+  };
 }

@@ -37,6 +37,15 @@ export interface Settings {
     jobProcessEveryMs: number;
     jobLockLifetimeMs: number;
   };
+  /** Media WebSocket limits (docs/api.md "Media streams"). */
+  media: {
+    maxMessageBytes: number;
+    maxSessions: number;
+    idleTimeoutMs: number;
+    startTimeoutMs: number;
+    tokenTtlSeconds: number;
+    maxRecordingBytes: number;
+  };
 }
 
 export class SettingsError extends Error {
@@ -118,6 +127,14 @@ export function loadSettings(env: Env = process.env): Settings {
       sweepIntervalMs: int(env, 'CALLPLANE_CAMPAIGN_SWEEP_MS', 100, 3_600_000, 30_000),
       jobProcessEveryMs: int(env, 'CALLPLANE_JOBS_PROCESS_EVERY_MS', 20, 60_000, 2_000),
       jobLockLifetimeMs: int(env, 'CALLPLANE_JOBS_LOCK_LIFETIME_MS', 500, 3_600_000, 120_000),
+    },
+    media: {
+      maxMessageBytes: int(env, 'CALLPLANE_MEDIA_MAX_MESSAGE_BYTES', 1024, 16 * 1024 * 1024, 64 * 1024),
+      maxSessions: int(env, 'CALLPLANE_MEDIA_MAX_SESSIONS', 1, 100_000, 500),
+      idleTimeoutMs: int(env, 'CALLPLANE_MEDIA_IDLE_TIMEOUT_MS', 100, 3_600_000, 30_000),
+      startTimeoutMs: int(env, 'CALLPLANE_MEDIA_START_TIMEOUT_MS', 100, 600_000, 10_000),
+      tokenTtlSeconds: int(env, 'CALLPLANE_MEDIA_TOKEN_TTL_SECONDS', 10, 86_400, 900),
+      maxRecordingBytes: int(env, 'CALLPLANE_MEDIA_MAX_RECORDING_BYTES', 8_000, 4 * 1024 * 1024 * 1024 - 1024, 8_000 * 3600 * 4),
     },
   };
 }

@@ -7,3 +7,8 @@ export const HttpRoutesToken = Symbol.for('callplane.HttpRoutes');
 /** `() => Promise<boolean>`: whether storage answers (health). */
 export const StorageProbeToken = Symbol.for('callplane.StorageProbe');
 export const SecretKeyToken = Symbol.for('callplane.SecretKey');
+/**
+ * Multi-bound: `(server) => close` hooks that attach to the HTTP server once it exists (the media WebSocket's
+ * `upgrade` handler); `close` runs before the server closes. Entry points call `attachHttpServer`.
+ */
+export const HttpServerAttachmentToken = Symbol.for('callplane.HttpServerAttachment');

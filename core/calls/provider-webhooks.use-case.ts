@@ -6,6 +6,7 @@ import type { TelephonyProviderCatalog } from '../ports/telephony-provider-catal
 import type { InboundRefusal, ProviderMarkup, ProviderPlugin, WebhookRequest } from '../ports/telephony-provider.port.js';
 import type { ProviderInstances } from '../telephony/provider-instances.js';
 import type { ApplyCallStatus } from './apply-call-status.use-case.js';
+import type { MediaTokens } from './media-token.js';
 import type { ReceiveInboundCall } from './receive-inbound-call.use-case.js';
 
 /** Our URLs for one call of `provider`: status callbacks, TwiML-style answer and media WebSocket. */
@@ -81,6 +82,8 @@ export class HandleInboundWebhook {
     private readonly receive: ReceiveInboundCall,
     private readonly publicUrl: string,
     private readonly log: Logger,
+    /** Signs the media URL the answer markup gives the provider (core/calls/media-token.ts). */
+    private readonly mediaTokens?: Pick<MediaTokens, 'signUrl'>,
   ) {}
 
   async execute(provider: string, request: WebhookRequest): Promise<InboundWebhookResult> {
@@ -102,9 +105,10 @@ export class HandleInboundWebhook {
     const result = await this.receive.execute({ provider, accountId: call.accountId, providerCallId: call.providerCallId, from: call.from, to: call.to });
     if (result.kind === 'refused') return { kind: 'markup', markup: this.refusal(p, result.reason) };
     const urls = callUrls(this.publicUrl, provider, result.run.id);
+    const mediaUrl = this.mediaTokens ? this.mediaTokens.signUrl(provider, result.run.id, urls.mediaUrl) : urls.mediaUrl;
     return {
       kind: 'markup',
-      markup: instance.inboundAnswer({ runId: result.run.id, providerCallId: call.providerCallId, mediaUrl: urls.mediaUrl, statusCallbackUrl: urls.statusCallbackUrl }),
+      markup: instance.inboundAnswer({ runId: result.run.id, providerCallId: call.providerCallId, mediaUrl, statusCallbackUrl: urls.statusCallbackUrl }),
     };
   }
 

@@ -5,6 +5,7 @@
  * not exist or is not a Twilio run, so nothing is revealed); the answer is `<Connect><Stream>` to the run's
  * media WebSocket, or `<Hangup/>` for a machine.
  */
+import type { MediaTokens } from '../../core/calls/media-token.js';
 import { ForbiddenError } from '../../core/errors.js';
 import type { ProviderMarkup, TelephonyProvider, WebhookRequest } from '../../core/ports/telephony-provider.port.js';
 import type { RunRepository } from '../../core/ports/run.repository.port.js';
@@ -25,6 +26,8 @@ export interface TwilioAnswerRouteDeps {
   runs: Pick<RunRepository, 'findForProviderEvent'>;
   configurations: Pick<TelephonyConfigurationRepository, 'findForProviderEvent'>;
   instances: Pick<ProviderInstances, 'forConfiguration'>;
+  /** Signs the media URL (the TwiML carries the token as a `<Parameter>`). */
+  mediaTokens?: Pick<MediaTokens, 'signUrl'>;
 }
 
 /** The run (any organization: this is a provider webhook) and its Twilio configuration's instance, or null. */
@@ -68,7 +71,7 @@ export function twilioAnswerRoutes(deps: TwilioAnswerRouteDeps): RouteDefinition
           throw new ForbiddenError('signature_invalid', 'The webhook signature does not match');
         }
         const mediaUrl = `${deps.publicUrl.replace(/\/+$/, '').replace(/^http/i, 'ws')}/api/v1/telephony/twilio/media/${runId}`;
-        const markup = found.provider.answerOutbound(request, { runId, mediaUrl });
+        const markup = found.provider.answerOutbound(request, { runId, mediaUrl: deps.mediaTokens ? deps.mediaTokens.signUrl('twilio', runId, mediaUrl) : mediaUrl });
         res.status(markup.status ?? 200).type(markup.contentType).send(markup.body);
         return undefined;
       },

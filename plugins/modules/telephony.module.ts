@@ -2,6 +2,7 @@ import type { Container } from 'inversify';
 import { ApplyCallStatus } from '../../core/calls/apply-call-status.use-case.js';
 import { CallOutcomeListeners } from '../../core/calls/call-outcome-listener.js';
 import { HandleInboundWebhook, HandleStatusWebhook } from '../../core/calls/provider-webhooks.use-case.js';
+import { MediaTokens } from '../../core/calls/media-token.js';
 import { ReceiveInboundCall } from '../../core/calls/receive-inbound-call.use-case.js';
 import { Clock } from '../../core/ports/clock.port.js';
 import { SecretCipher, TokenService } from '../../core/ports/crypto.port.js';
@@ -143,8 +144,9 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
     [RunRepository, TelephonyConfigurationRepository, ProviderInstances, ApplyCallStatus, Logger],
   ).inSingletonScope();
   c.bind(HandleInboundWebhook).toResolvedValue(
-    (cfg: TelephonyConfigurationRepository, i: ProviderInstances, receive: ReceiveInboundCall, s: Settings, log: Logger) => new HandleInboundWebhook(registry, cfg, i, receive, s.publicUrl, log),
-    [TelephonyConfigurationRepository, ProviderInstances, ReceiveInboundCall, SettingsToken, Logger],
+    (cfg: TelephonyConfigurationRepository, i: ProviderInstances, receive: ReceiveInboundCall, s: Settings, log: Logger, media: MediaTokens | undefined) =>
+      new HandleInboundWebhook(registry, cfg, i, receive, s.publicUrl, log, media),
+    [TelephonyConfigurationRepository, ProviderInstances, ReceiveInboundCall, SettingsToken, Logger, { serviceIdentifier: MediaTokens, optional: true }],
   ).inSingletonScope();
 
   c.bind(HttpRoutesToken).toResolvedValue(
@@ -163,8 +165,8 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
     [HandleStatusWebhook, HandleInboundWebhook, SettingsToken],
   );
   c.bind(HttpRoutesToken).toResolvedValue(
-    (runs: RunRepository, configurations: TelephonyConfigurationRepository, instances: ProviderInstances, s: Settings) =>
-      twilioAnswerRoutes({ publicUrl: s.publicUrl, runs, configurations, instances }),
-    [RunRepository, TelephonyConfigurationRepository, ProviderInstances, SettingsToken],
+    (runs: RunRepository, configurations: TelephonyConfigurationRepository, instances: ProviderInstances, s: Settings, mediaTokens: MediaTokens | undefined) =>
+      twilioAnswerRoutes({ publicUrl: s.publicUrl, runs, configurations, instances, mediaTokens }),
+    [RunRepository, TelephonyConfigurationRepository, ProviderInstances, SettingsToken, { serviceIdentifier: MediaTokens, optional: true }],
   );
 }

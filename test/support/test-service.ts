@@ -8,7 +8,7 @@ import { PinoLogger } from '../../adapters/logging/pino-logger.js';
 import { openMigratedSqlite, type SqliteDatabase } from '../../adapters/storage/sqlite/database.js';
 import type { Clock } from '../../core/ports/clock.port.js';
 import { createHttpServer } from '../../http/app.js';
-import { buildContainer, ExpressAppToken } from '../../plugins/composition-root.js';
+import { attachHttpServer, buildContainer, ExpressAppToken } from '../../plugins/composition-root.js';
 import type { Lifecycle } from '../../plugins/lifecycle.js';
 import { ProviderRegistry } from '../../plugins/provider-registry.js';
 import { loadSettings, type Settings } from '../../plugins/settings.js';
@@ -67,6 +67,7 @@ export async function startTestService(options: { env?: Record<string, string>; 
   const container = buildContainer({ settings, secretKey: 'test-secret-key-0123456789abcdefghijklmnop', logger, sqlite: db, clock: options.clock, providers });
   const app = container.get<express.Express>(ExpressAppToken);
   const server: Server = createHttpServer(app);
+  const detachServer = attachHttpServer(container, server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   await container.get<Lifecycle>(LifecycleToken).start();
@@ -107,6 +108,7 @@ export async function startTestService(options: { env?: Record<string, string>; 
       return { token: r.body.token, userId: r.body.user.id, organizationId: r.body.user.organization_id };
     },
     async close() {
+      await detachServer();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await container.get<Lifecycle>(LifecycleToken).stop();

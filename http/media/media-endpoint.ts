@@ -1,0 +1,220 @@
+/**
+ * `/api/v1/telephony/<provider>/media/<run_id>`: the WebSocket providers stream a call's audio to. Attached to
+ * the HTTP server's `upgrade` event. Every upgrade is authorized first (`MediaStreams.authorize`); a refusal is
+ * written as a plain HTTP response (`{detail, code}` JSON) on the socket, which is then destroyed. An accepted
+ * connection gets one `MediaSession`; the provider's framing turns each message into a `MediaMessage`.
+ *
+ * Limits: messages above `maxMessageBytes` close the connection with 1009 (ws's `maxPayload`); no message for
+ * `idleTimeoutMs` closes it with 4408; a provider whose token travels in `start` must send a valid one within
+ * `startTimeoutMs` (else 1008); when the recording store falls behind, the socket is paused until it drains
+ * (TCP backpressure reaches the provider); `close()` (service shutdown) closes every session with 1001 after
+ * finalizing its recording.
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { MediaFraming, MediaSession, MediaSessionEnd } from '../../core/calls/media-session.js';
+import type { MediaRefusal, MediaStreams } from '../../core/calls/media-streams.use-case.js';
+import type { Logger } from '../../core/ports/logger.port.js';
+
+export interface MediaEndpointOptions {
+  maxMessageBytes: number;
+  idleTimeoutMs: number;
+  startTimeoutMs: number;
+  /** How long shutdown waits for sessions to finalize before dropping their sockets. */
+  shutdownGraceMs?: number;
+}
+
+export interface MediaEndpointDeps {
+  streams: Pick<MediaStreams, 'authorize' | 'open'>;
+  /** Media framing per provider id; a provider without one has no media endpoint (404). */
+  framings: ReadonlyMap<string, MediaFraming>;
+  log: Logger;
+  options: MediaEndpointOptions;
+}
+
+/** WebSocket close codes the endpoint uses. */
+export const MEDIA_CLOSE = Object.freeze({ normal: 1000, goingAway: 1001, policy: 1008, tooBig: 1009, tryAgainLater: 1013, idle: 4408 });
+
+const MEDIA_PATH = /^\/api\/v1\/telephony\/([^/]+)\/media\/([^/]+)\/?$/;
+const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 503: 'Service Unavailable' };
+
+/** Writes a small JSON HTTP response on a socket that was about to be upgraded, then destroys it. */
+function refuseUpgrade(socket: Duplex, status: number, code: string, detail: string): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify({ detail, code });
+  const headers = [
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}`,
+    'Connection: close',
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    ...(status === 503 ? ['Retry-After: 5'] : []),
+  ];
+  socket.once('finish', () => socket.destroy());
+  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+  setTimeout(() => socket.destroy(), 1000).unref();
+}
+
+interface Connection {
+  ws: WebSocket;
+  session: MediaSession;
+  ended: Promise<unknown> | null;
+}
+
+export class MediaEndpoint {
+  private readonly wss: WebSocketServer;
+  private readonly connections = new Set<Connection>();
+  private readonly servers = new Set<Server>();
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly deps: MediaEndpointDeps) {
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: deps.options.maxMessageBytes, perMessageDeflate: false, clientTracking: false });
+  }
+
+  /** Live connections (tests, health). */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  /** Listens to `server`'s upgrades. Idempotent per server. */
+  attach(server: Server): void {
+    if (this.servers.has(server)) return;
+    this.servers.add(server);
+    server.on('upgrade', this.onUpgrade);
+  }
+
+  /** True when `url` is a media endpoint path (other upgrade handlers may take the rest). */
+  static matches(url: string | undefined): boolean {
+    return MEDIA_PATH.test((url ?? '').split('?')[0]!);
+  }
+
+  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => socket.destroy());
+    this.upgrade(req, socket, head).catch((e: unknown) => {
+      this.deps.log.error({ err: (e as Error)?.message }, 'media upgrade failed');
+      refuseUpgrade(socket, 503, 'media_unavailable', 'The media endpoint failed; try again later');
+    });
+  };
+
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://media.invalid');
+    const m = MEDIA_PATH.exec(url.pathname);
+    if (!m) return refuseUpgrade(socket, 404, 'not_found', 'Not Found');
+    if (this.closing) return refuseUpgrade(socket, 503, 'shutting_down', 'The service is shutting down');
+    const framing = this.deps.framings.get(decodeURIComponent(m[1]!));
+    if (!framing) return refuseUpgrade(socket, 404, 'media_not_supported', 'This provider streams no media to Callplane');
+    const runId = /^[1-9]\d{0,14}$/.test(m[2]!) ? Number(m[2]) : null;
+    if (runId === null) return refuseUpgrade(socket, 404, 'run_not_found', 'Run not found');
+    const log = this.deps.log.child({ provider: framing.provider, run_id: runId });
+    const authorization = await this.deps.streams.authorize(framing, runId, url.searchParams.get('token'));
+    if (!authorization.ok) {
+      log.warn({ status: authorization.status, code: authorization.code }, 'media connection refused');
+      return refuseUpgrade(socket, authorization.status, authorization.code, authorization.detail);
+    }
+    if (this.closing) return refuseUpgrade(socket, 503, 'shutting_down', 'The service is shutting down');
+    if (socket.destroyed) return;
+    const session = this.deps.streams.open(framing, authorization);
+    if (isRefusal(session)) return refuseUpgrade(socket, session.status, session.code, session.detail);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.serve(ws, framing, session, log));
+  }
+
+  private serve(ws: WebSocket, framing: MediaFraming, session: MediaSession, log: Logger): void {
+    const conn: Connection = { ws, session, ended: null };
+    this.connections.add(conn);
+    const { idleTimeoutMs, startTimeoutMs } = this.deps.options;
+    let endReason: MediaSessionEnd = 'closed';
+    const close = (code: number, reason: string, why: MediaSessionEnd) => {
+      endReason = why;
+      if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
+    };
+    const idle = setTimeout(() => close(MEDIA_CLOSE.idle, 'idle timeout', 'idle'), idleTimeoutMs);
+    idle.unref();
+    const startDeadline = setTimeout(() => {
+      if (session.state === 'awaiting_start') close(MEDIA_CLOSE.policy, 'no authorized start', 'start_timeout');
+    }, startTimeoutMs);
+    startDeadline.unref();
+
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      idle.refresh();
+      if (session.state === 'ended') return;
+      const message = framing.parse(toBytes(data), isBinary);
+      switch (message.kind) {
+        case 'connected':
+          return;
+        case 'start': {
+          const started = session.onStart(message.start);
+          if (!started.ok) close(MEDIA_CLOSE.policy, started.reason, 'unauthorized');
+          return;
+        }
+        case 'audio':
+          if (!session.onAudio(message.track, message.payload) && !ws.isPaused) {
+            ws.pause();
+            session.whenDrained(() => {
+              if (ws.readyState === ws.OPEN) ws.resume();
+            });
+          }
+          return;
+        case 'mark':
+          return session.onMark(message.name);
+        case 'dtmf':
+          return session.onDtmf();
+        case 'stop':
+          endReason = 'stop';
+          conn.ended = session.onStop('stop');
+          void conn.ended.then(() => close(MEDIA_CLOSE.normal, 'stream stopped', 'stop'));
+          return;
+        case 'ignored':
+          return session.onIgnored(message.reason);
+      }
+    });
+    ws.on('error', (err: Error & { code?: string }) => {
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') endReason = 'too_large';
+      else endReason = 'error';
+      log.warn({ err: err.message, code: err.code ?? null }, 'media connection error');
+    });
+    ws.on('close', (code: number) => {
+      clearTimeout(idle);
+      clearTimeout(startDeadline);
+      conn.ended ??= session.onStop(endReason);
+      void conn.ended.finally(() => this.connections.delete(conn));
+      log.info({ code, reason: endReason }, 'media connection closed');
+    });
+  }
+
+  /**
+   * Stops taking connections and ends every session: each recording is finalized and attached, then its
+   * socket closes with 1001. Waits at most `shutdownGraceMs` (default 5 s), then drops what is left.
+   * Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const server of this.servers) server.off('upgrade', this.onUpgrade);
+      const pending = [...this.connections].map(async (conn) => {
+        conn.ended ??= conn.session.onStop('shutdown');
+        await conn.ended;
+        if (conn.ws.readyState === conn.ws.CLOSED) return;
+        const closed = new Promise<void>((r) => conn.ws.once('close', () => r()));
+        conn.ws.close(MEDIA_CLOSE.goingAway, 'service shutting down');
+        await closed;
+      });
+      const grace = this.deps.options.shutdownGraceMs ?? 5000;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(pending), new Promise<void>((r) => (timer = setTimeout(r, grace)))]);
+      clearTimeout(timer);
+      // a peer that never answers the closing handshake must not hold the server open
+      for (const conn of this.connections) if (conn.ws.readyState !== conn.ws.CLOSED) conn.ws.terminate();
+      this.wss.close();
+    })();
+    return this.closing;
+  }
+}
+
+function isRefusal(v: MediaSession | MediaRefusal): v is MediaRefusal {
+  return (v as MediaRefusal).ok === false;
+}
+
+function toBytes(data: RawData): Uint8Array {
+  if (Array.isArray(data)) return Buffer.concat(data);
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return data;
+}
