@@ -109,6 +109,13 @@ export class FakeTelnyxServer {
     return { data: { record_type: 'event', event_type: eventType, id: randomUUID(), occurred_at: new Date().toISOString(), payload: { connection_id: this.connectionId, ...payload } }, meta: { attempt: 1, delivered_to: 'fake' } };
   }
 
+  /** A call arriving at one of the account's numbers (Telnyx then posts `call.initiated`); returns its call_control_id. */
+  incomingCall(from: string, to: string): FakeTelnyxCall {
+    const call: FakeTelnyxCall = { callControlId: `v3:${randomUUID().replace(/-/g, '')}`, callLegId: randomUUID(), callSessionId: randomUUID(), request: { from, to, direction: 'incoming' }, isAlive: true, answered: false };
+    this.calls.set(call.callControlId, call);
+    return call;
+  }
+
   endCall(callControlId: string): void {
     const c = this.calls.get(callControlId);
     if (c) c.isAlive = false;

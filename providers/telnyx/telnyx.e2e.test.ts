@@ -1,0 +1,166 @@
+/**
+ * Telnyx end to end: the running service (startTestService) with the telnyx plugin's REST client pointed at
+ * the fake Telnyx API, and webhooks signed as Telnyx signs them (Ed25519 over `timestamp|raw body`).
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { callUrls } from '../../core/calls/provider-webhooks.use-case.js';
+import { RunRepository } from '../../core/ports/run.repository.port.js';
+import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
+import { ProviderInstances } from '../../core/telephony/provider-instances.js';
+import { exampleWorkflowDefinition } from '../../core/workflows/example-definition.js';
+import { ProviderRegistry } from '../../plugins/provider-registry.js';
+import { FakeTelnyxServer } from '../../test/fakes/telnyx/fake-telnyx-server.js';
+import { startTestService, type TestService } from '../../test/support/test-service.js';
+import simulator from '../simulator/index.js';
+import { createTelnyxPlugin } from './index.js';
+
+const PUBLIC = 'https://cp.example.test';
+const BOUND = '+15550001111';
+const UNBOUND = '+15550002222';
+
+describe('Telnyx through the running service', () => {
+  let fake: FakeTelnyxServer;
+  let svc: TestService;
+  let auth: { token: string };
+  let organizationId: number;
+  let workflowId: number;
+  let configId: number;
+
+  /** POSTs an event to the service as Telnyx does; `signed` overrides the signature headers. */
+  async function telnyxPost(path: string, body: unknown, signed?: { rawBody: string; headers: Record<string, string> }) {
+    const s = signed ?? fake.signWebhook(body);
+    return svc.request('POST', `/api/v1${path}`, { rawBody: s.rawBody, headers: s.headers });
+  }
+
+  async function placeOutbound(to: string, machineDetection: boolean) {
+    const runs = svc.container.get<RunRepository>(RunRepository);
+    const configurations = svc.container.get<TelephonyConfigurationRepository>(TelephonyConfigurationRepository);
+    const workflow = (await svc.get(`/workflow/${workflowId}`, auth)).body;
+    const run = await runs.create(organizationId, {
+      workflowId, definitionId: workflow.current_definition_id, name: `Call ${to}`, mode: 'outbound', telephonyConfigurationId: configId,
+      provider: 'telnyx', calledNumber: to, callerNumber: BOUND, initialContext: { called_number: to, caller_number: BOUND }, now: new Date(),
+    });
+    const configuration = await configurations.findForProviderEvent(configId);
+    const provider = svc.container.get<ProviderInstances>(ProviderInstances).forConfiguration(configuration!);
+    const placed = await provider.placeCall({
+      attemptKey: `attempt-${run.id}`, organizationId: run.organizationId, runId: run.id, to, from: BOUND,
+      ...callUrls(PUBLIC, 'telnyx', run.id), machineDetection, ringTimeoutSeconds: 30,
+    });
+    return { run, callControlId: placed.providerCallId };
+  }
+
+  const runOf = async (runId: number) => (await svc.get(`/workflow/${workflowId}/runs/${runId}`, auth)).body;
+
+  beforeAll(async () => {
+    fake = await FakeTelnyxServer.start({ numbers: [{ phoneNumber: BOUND }, { phoneNumber: UNBOUND }] });
+    const providers = ProviderRegistry.builtIn({ allowPrivateNetwork: true }, [createTelnyxPlugin({ apiBaseUrl: fake.url, client: { sleep: async () => undefined } }), simulator]);
+    svc = await startTestService({ env: { CALLPLANE_PUBLIC_URL: PUBLIC }, providers });
+    const user = await svc.signup();
+    auth = { token: user.token };
+    organizationId = user.organizationId;
+    const wf = await svc.post('/workflow/create/definition', { name: 'Receptionist', workflow_definition: exampleWorkflowDefinition }, auth);
+    expect(wf.status).toBe(200);
+    workflowId = wf.body.id;
+    const cfg = await svc.post('/organizations/telephony-configs', {
+      name: 'Telnyx', config: { provider: 'telnyx', api_key: fake.apiKey, connection_id: fake.connectionId, webhook_public_key: fake.publicKeyBase64 },
+    }, auth);
+    expect(cfg.status).toBe(200);
+    expect(cfg.body.credentials.api_key).not.toBe(fake.apiKey);
+    expect(cfg.body.credentials.connection_id).toBe(fake.connectionId);
+    configId = cfg.body.id;
+  });
+  afterAll(async () => {
+    await svc?.close();
+    await fake?.close();
+  });
+
+  it('binds a number: it joins the Call Control application, whose webhook becomes our inbound URL', async () => {
+    const r = await svc.post(`/organizations/telephony-configs/${configId}/phone-numbers`, { address: BOUND, inbound_workflow_id: workflowId }, auth);
+    expect(r.status).toBe(200);
+    expect(r.body.provider_sync).toMatchObject({ ok: true });
+    expect([...fake.numbers.values()].find((n) => n.phoneNumber === BOUND)?.connectionId).toBe(fake.connectionId);
+    expect(fake.application.webhookEventUrl).toBe(`${PUBLIC}/api/v1/telephony/telnyx/inbound`);
+    const missing = await svc.post(`/organizations/telephony-configs/${configId}/phone-numbers`, { address: '+15550009999', inbound_workflow_id: workflowId }, auth);
+    expect(missing.status).toBe(200);
+    expect(missing.body.provider_sync).toMatchObject({ ok: false });
+    const unbound = await svc.post(`/organizations/telephony-configs/${configId}/phone-numbers`, { address: UNBOUND }, auth);
+    expect(unbound.status).toBe(200);
+  });
+
+  it('dials and follows signed events ringing → in_progress → completed', async () => {
+    const { run, callControlId } = await placeOutbound('+15557654321', false);
+    const dial = fake.requests.filter((q) => q.path === '/v2/calls').at(-1)?.json;
+    expect(dial).toMatchObject({ webhook_url: `${PUBLIC}/api/v1/telephony/telnyx/status/${run.id}`, stream_url: `wss://cp.example.test/api/v1/telephony/telnyx/media/${run.id}` });
+    expect((await runOf(run.id)).status).toBe('queued');
+    const status = `/telephony/telnyx/status/${run.id}`;
+    const payload = { call_control_id: callControlId, from: BOUND, to: '+15557654321', direction: 'outgoing' };
+
+    expect((await telnyxPost(status, fake.event('call.initiated', { ...payload, state: 'bridging' }))).status).toBe(200);
+    expect((await runOf(run.id)).status).toBe('ringing');
+    expect((await telnyxPost(status, fake.event('call.answered', { ...payload, state: 'answered' }))).status).toBe(200);
+    expect((await runOf(run.id)).status).toBe('in_progress');
+    const ignored = await telnyxPost(status, fake.event('streaming.stopped', payload));
+    expect(ignored.body).toMatchObject({ received: true, applied: false });
+    expect((await telnyxPost(status, fake.event('call.hangup', { ...payload, hangup_cause: 'normal_clearing', hangup_source: 'callee' }))).status).toBe(200);
+    expect(await runOf(run.id)).toMatchObject({ status: 'completed', disposition: 'completed' });
+    await telnyxPost(status, fake.event('call.initiated', payload));
+    expect((await runOf(run.id)).status).toBe('completed');
+  });
+
+  it('refuses forged, tampered and stale webhooks with 403 and changes nothing', async () => {
+    const { run, callControlId } = await placeOutbound('+15557654322', false);
+    const status = `/telephony/telnyx/status/${run.id}`;
+    const body = fake.event('call.hangup', { call_control_id: callControlId, hangup_cause: 'normal_clearing' });
+    const good = fake.signWebhook(body);
+    const tampered = { ...good, rawBody: good.rawBody.replace('normal_clearing', 'user_busy') };
+    expect((await telnyxPost(status, body, tampered)).status).toBe(403);
+    const stale = fake.signWebhook(body, Math.floor(Date.now() / 1000) - 3600);
+    const r = await telnyxPost(status, body, stale);
+    expect(r.status).toBe(403);
+    expect(r.body).toMatchObject({ code: 'signature_invalid' });
+    expect((await telnyxPost(status, body, { rawBody: good.rawBody, headers: { 'content-type': 'application/json' } })).status).toBe(403);
+    expect((await runOf(run.id)).status).toBe('queued');
+  });
+
+  it('asks for AMD, hangs up a machine and ends the run as voicemail', async () => {
+    const { run, callControlId } = await placeOutbound('+15557654323', true);
+    expect(fake.requests.filter((q) => q.path === '/v2/calls').at(-1)?.json?.answering_machine_detection).toBe('detect');
+    const status = `/telephony/telnyx/status/${run.id}`;
+    await telnyxPost(status, fake.event('call.answered', { call_control_id: callControlId }));
+    await telnyxPost(status, fake.event('call.machine.detection.ended', { call_control_id: callControlId, result: 'machine' }));
+    expect(await runOf(run.id)).toMatchObject({ status: 'completed', disposition: 'voicemail' });
+    for (let i = 0; i < 50 && fake.calls.get(callControlId)?.isAlive; i++) await new Promise((res) => setTimeout(res, 10));
+    expect(fake.calls.get(callControlId)?.isAlive).toBe(false);
+    await telnyxPost(status, fake.event('call.hangup', { call_control_id: callControlId, hangup_cause: 'normal_clearing', hangup_source: 'caller' }));
+    expect((await runOf(run.id)).disposition).toBe('voicemail');
+  });
+
+  it('answers an inbound call to a bound number through the API, declines others, refuses forgeries', async () => {
+    const call = fake.incomingCall('+15559876543', BOUND);
+    const initiated = fake.event('call.initiated', { call_control_id: call.callControlId, direction: 'incoming', state: 'parked', from: '+15559876543', to: BOUND });
+    const r = await telnyxPost('/telephony/telnyx/inbound', initiated);
+    expect(r.status).toBe(200);
+    const runId = Number(r.body.run_id);
+    expect(await runOf(runId)).toMatchObject({ status: 'queued', initial_context: { caller_number: '+15559876543', called_number: BOUND } });
+    for (let i = 0; i < 50 && !call.answered; i++) await new Promise((res) => setTimeout(res, 10));
+    expect(call.answerRequest).toMatchObject({
+      stream_url: expect.stringMatching(new RegExp(`^wss://cp\\.example\\.test/api/v1/telephony/telnyx/media/${runId}(\\?token=[^&]+)?$`)), webhook_url: `${PUBLIC}/api/v1/telephony/telnyx/status/${runId}`,
+    });
+    // The call's later events go to the run's status URL.
+    await telnyxPost(`/telephony/telnyx/status/${runId}`, fake.event('call.answered', { call_control_id: call.callControlId, direction: 'incoming' }));
+    expect((await runOf(runId)).status).toBe('in_progress');
+    await telnyxPost(`/telephony/telnyx/status/${runId}`, fake.event('call.hangup', { call_control_id: call.callControlId, direction: 'incoming', hangup_cause: 'normal_clearing', hangup_source: 'caller' }));
+    expect(await runOf(runId)).toMatchObject({ status: 'completed', disposition: 'completed' });
+
+    const other = fake.incomingCall('+15559876543', UNBOUND);
+    const declined = await telnyxPost('/telephony/telnyx/inbound', fake.event('call.initiated', { call_control_id: other.callControlId, direction: 'incoming', from: '+15559876543', to: UNBOUND }));
+    expect(declined.status).toBe(200);
+    expect(declined.body).toMatchObject({ received: true, answered: false, reason: 'phone_number_not_found' });
+    await new Promise((res) => setTimeout(res, 30));
+    expect(other.answered).toBe(false);
+
+    const forgedBody = fake.event('call.initiated', { call_control_id: 'v3:forged', direction: 'incoming', from: '+15559876543', to: BOUND });
+    const forged = await telnyxPost('/telephony/telnyx/inbound', forgedBody, { ...fake.signWebhook(forgedBody), rawBody: JSON.stringify(forgedBody).replace('forged', 'forget') });
+    expect(forged.status).toBe(403);
+  });
+});
