@@ -115,10 +115,10 @@ export class MediaEndpoint {
     if (socket.destroyed) return;
     const session = this.deps.streams.open(framing, authorization);
     if (isRefusal(session)) return refuseUpgrade(socket, session.status, session.code, session.detail);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.serve(ws, framing, session, log));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.serve(ws, framing, session, authorization.authorizedByUrl, log));
   }
 
-  private serve(ws: WebSocket, framing: MediaFraming, session: MediaSession, log: Logger): void {
+  private serve(ws: WebSocket, framing: MediaFraming, session: MediaSession, authorizedByUrl: boolean, log: Logger): void {
     const conn: Connection = { ws, session, ended: null };
     this.connections.add(conn);
     const { idleTimeoutMs, startTimeoutMs } = this.deps.options;
@@ -129,10 +129,13 @@ export class MediaEndpoint {
     };
     const idle = setTimeout(() => close(MEDIA_CLOSE.idle, 'idle timeout', 'idle'), idleTimeoutMs);
     idle.unref();
-    const startDeadline = setTimeout(() => {
-      if (session.state === 'awaiting_start') close(MEDIA_CLOSE.policy, 'no authorized start', 'start_timeout');
-    }, startTimeoutMs);
-    startDeadline.unref();
+    // a connection whose token travels in `start` is not authorized until then: it gets little time
+    const startDeadline = authorizedByUrl
+      ? undefined
+      : setTimeout(() => {
+        if (session.state === 'awaiting_start') close(MEDIA_CLOSE.policy, 'no authorized start', 'start_timeout');
+      }, startTimeoutMs);
+    startDeadline?.unref();
 
     ws.on('message', (data: RawData, isBinary: boolean) => {
       idle.refresh();
