@@ -27,6 +27,8 @@ import { CampaignRepository } from '../../core/ports/campaign.repository.port.js
 import { UploadRepository } from '../../core/ports/upload.repository.port.js';
 import { MongoCampaignRepository } from '../../adapters/storage/mongo/campaign.mongo.js';
 import { MongoUploadRepository } from '../../adapters/storage/mongo/upload.mongo.js';
+import { MongoUsageRepository } from '../../adapters/storage/mongo/usage.mongo.js';
+import { MongoOrganizationSettingsRepository } from '../../adapters/storage/mongo/organization-settings.mongo.js';
 import type { Lifecycle } from '../lifecycle.js';
 import type { Settings } from '../settings.js';
 import { LifecycleToken, SqliteDatabaseToken, StorageProbeToken } from '../tokens.js';
@@ -74,6 +76,8 @@ export function storageModule(c: Container, settings: Settings): void {
     bindMongo(PhoneNumberRepository, (db) => new MongoPhoneNumberRepository(db));
     bindMongo(CampaignRepository, (db) => new MongoCampaignRepository(db));
     bindMongo(UploadRepository, (db) => new MongoUploadRepository(db));
+    bindMongo(UsageRepository, (db) => new MongoUsageRepository(db));
+    bindMongo(OrganizationSettingsRepository, (db) => new MongoOrganizationSettingsRepository(db));
     c.rebind(StorageProbeToken).toResolvedValue((s: MongoStorage) => () => s.ping(), [MongoStorageToken]);
     return;
   }

@@ -96,6 +96,11 @@ describe('process roles', () => {
       expect(await conn.db.collection('campaign_attempts').countDocuments({ campaignId })).toBe(30);
       // the scheduler's jobs live in the same database
       expect(await conn.db.collection(AGENDA_JOBS_COLLECTION).countDocuments({ name: 'campaign.reconcile' })).toBe(1);
+      // usage and organization settings are served from MongoDB too
+      const usage = await api.get('/organizations/usage/runs?limit=5', auth);
+      expect(usage.status).toBe(200);
+      expect(usage.body).toMatchObject({ total_count: 30, total_pages: 6 });
+      expect(usage.body.runs).toHaveLength(5);
     }, 30_000);
 
     it('an api process enqueues dispatch without running it; two workers without HTTP dial every contact once', async () => {
