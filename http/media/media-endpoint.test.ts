@@ -216,7 +216,7 @@ describe('media WebSocket /api/v1/telephony/<provider>/media/<run_id>', () => {
 
   it('the outbound answer TwiML carries a token too, and a start with a wrong or missing token is closed with 1008, recording nothing', async () => {
     const call = await inboundTwilioCall();
-    for (const parameters of [{ run_id: String(call.runId) }, { ...call.parameters, token: call.parameters.token!.replace(/.$/, (c) => (c === '0' ? '1' : '0')) }]) {
+    for (const parameters of [{ run_id: String(call.runId) } as Record<string, string>, { ...call.parameters, token: call.parameters.token!.replace(/.$/, (c) => (c === '0' ? '1' : '0')) }]) {
       const { ws, closed } = await connect(svc, call.path);
       await send(ws, twilioStart('MZ2', call.callSid, parameters));
       await send(ws, twilioMedia('MZ2', 0, randomBytes(160)));

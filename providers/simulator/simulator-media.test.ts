@@ -1,0 +1,16 @@
+import { describe, expect, it } from '@jest/globals';
+import { parseSimulatorMediaMessage } from './simulator-media.js';
+
+const text = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
+
+describe('parseSimulatorMediaMessage', () => {
+  it('binary frames are caller audio; JSON start/audio/mark/stop; the rest ignored', () => {
+    expect(parseSimulatorMediaMessage(Buffer.from([9, 9]), true)).toMatchObject({ kind: 'audio', track: 'inbound' });
+    expect(parseSimulatorMediaMessage(text({ event: 'start' }), false)).toMatchObject({ kind: 'start', start: { format: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } } });
+    expect(parseSimulatorMediaMessage(text({ event: 'audio', track: 'outbound', payload: 'AAE=' }), false)).toMatchObject({ kind: 'audio', track: 'outbound' });
+    expect(parseSimulatorMediaMessage(text({ event: 'mark', name: 'x' }), false)).toEqual({ kind: 'mark', name: 'x' });
+    expect(parseSimulatorMediaMessage(text({ event: 'stop' }), false)).toEqual({ kind: 'stop' });
+    expect(parseSimulatorMediaMessage(text('nope'), false)).toEqual({ kind: 'ignored', reason: 'not JSON' });
+    expect(parseSimulatorMediaMessage(text({ event: 'dance' }), false)).toEqual({ kind: 'ignored', reason: 'unknown event "dance"' });
+  });
+});
