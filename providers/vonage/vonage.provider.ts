@@ -1,0 +1,232 @@
+/**
+ * Vonage Voice as a `TelephonyProvider`. Pure apart from the `VonageApi` it is given (the `VonageClient` in
+ * production, the fake in tests).
+ *
+ * Outbound: `placeCall` creates the call with an inline NCCO that connects the callee to our media WebSocket,
+ * the run's status URL as `event_url`, and `machine_detection: hangup` when asked (Vonage then hangs up on a
+ * machine and reports `machine`, which ends the run as voicemail).
+ * Inbound: the number is linked to the application (`syncInboundWebhook`), whose answer URL is our inbound
+ * webhook (HTTP POST); the answer is the same connect NCCO, with the run's status URL for the connected leg's
+ * events, or a short `talk` for a refused call.
+ * Signed webhooks: every webhook must carry Vonage's HS256 JWT (signature secret) for this account, with a
+ * `payload_hash` of the exact body.
+ */
+import { ProviderApiError } from '../../core/errors.js';
+import type {
+  InboundCall,
+  NormalizedCallEvent,
+  PlaceCallRequest,
+  PlacedCall,
+  ProviderMarkup,
+  TelephonyProvider,
+  WebhookRequest,
+} from '../../core/ports/telephony-provider.port.js';
+import type { ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import type { VonageClient } from './vonage.client.js';
+import { decodeJwtClaims, verifyVonageWebhook } from './vonage-jwt.js';
+import { vonageManifest } from './vonage.manifest.js';
+import { connectWebsocketNcco, NCCO_CONTENT_TYPE } from './vonage.ncco.js';
+import { mapVonageStatus } from './vonage.status-map.js';
+
+export type VonageApi = Pick<VonageClient, 'createCall' | 'hangup' | 'getCall' | 'findNumber' | 'linkNumber' | 'getApplication'>;
+
+export interface VonageProviderOptions {
+  applicationId: string;
+  apiKey: string;
+  signatureSecret: string;
+  publicUrl: string;
+  nowSeconds?: () => number;
+}
+
+/** Vonage's ringing_timer is 1..120 seconds. */
+const MIN_RING_SECONDS = 1;
+const MAX_RING_SECONDS = 120;
+
+export class VonageProvider implements TelephonyProvider {
+  readonly manifest: ProviderManifest = vonageManifest;
+
+  constructor(
+    private readonly api: VonageApi,
+    private readonly options: VonageProviderOptions,
+  ) {}
+
+  async placeCall(request: PlaceCallRequest): Promise<PlacedCall> {
+    if (!request.from) {
+      throw new ProviderApiError('vonage', 'Vonage needs a caller number: give the campaign or configuration a default caller phone number');
+    }
+    const to = msisdn(request.to);
+    const from = msisdn(request.from);
+    if (!to) throw new ProviderApiError('vonage', 'Vonage calls phone numbers only: the called number is not an E.164 number');
+    if (!from) throw new ProviderApiError('vonage', 'The caller number is not an E.164 number');
+    const created = await this.api.createCall({
+      to,
+      from,
+      ncco: connectWebsocketNcco({ mediaUrl: request.mediaUrl, runId: request.runId }),
+      eventUrl: request.statusCallbackUrl,
+      ...(request.machineDetection ? { machineDetection: 'hangup' as const } : {}),
+      ringingTimer: Math.min(MAX_RING_SECONDS, Math.max(MIN_RING_SECONDS, Math.round(request.ringTimeoutSeconds))),
+    });
+    // Vonage has no idempotency key for call creation: each accepted request is a new call.
+    return { providerCallId: created.uuid, alreadyPlaced: false };
+  }
+
+  async hangup(providerCallId: string): Promise<void> {
+    await this.api.hangup(providerCallId);
+  }
+
+  async getCallStatus(providerCallId: string): Promise<NormalizedCallEvent | null> {
+    const info = await this.api.getCall(providerCallId);
+    if (!info) return null;
+    const mapped = mapVonageStatus(info.status);
+    if (!mapped) return { kind: 'ignored', reason: `unknown Vonage call status "${info.status}"` };
+    return strip({
+      kind: 'status' as const,
+      providerCallId: info.uuid,
+      status: mapped.status,
+      outcome: mapped.outcome,
+      durationSeconds: mapped.outcome ? info.durationSeconds : undefined,
+    });
+  }
+
+  /**
+   * Binding links the number to the application (Numbers API `app_id`); the application's answer URL must be
+   * our inbound webhook (POST), which is checked and reported, not rewritten (an application update replaces
+   * all its settings). Unbinding leaves the link (Callplane then politely refuses the number's calls).
+   */
+  async syncInboundWebhook(number: { address: string; addressNormalized: string; inboundUrl: string | null }): Promise<{ ok: boolean; message: string }> {
+    const digits = msisdn(number.addressNormalized);
+    if (!digits) return { ok: false, message: `${number.address} is not an E.164 phone number; Vonage routes only numbers it owns` };
+    try {
+      const found = await this.api.findNumber(digits);
+      if (!found) return { ok: false, message: `${number.addressNormalized} is not a number of Vonage account ${this.options.apiKey}; link it to application ${this.options.applicationId} by hand` };
+      if (number.inboundUrl === null) {
+        return { ok: true, message: `${number.addressNormalized} stays linked to application ${found.appId ?? '(none)'}; Callplane no longer answers it` };
+      }
+      const steps: string[] = [];
+      if (found.appId === this.options.applicationId) {
+        steps.push(`${number.addressNormalized} is already linked to application ${this.options.applicationId}`);
+      } else {
+        await this.api.linkNumber(found, this.options.applicationId);
+        steps.push(`Linked ${number.addressNormalized} to application ${this.options.applicationId}`);
+      }
+      const app = await this.api.getApplication();
+      if (!app) return { ok: false, message: `${steps.join('; ')}; but application ${this.options.applicationId} was not found` };
+      const problems: string[] = [];
+      if (app.answerUrl !== number.inboundUrl || (app.answerMethod ?? 'GET').toUpperCase() !== 'POST') {
+        problems.push(`set its Answer URL to ${number.inboundUrl} with HTTP POST (now ${app.answerUrl ?? 'none'})`);
+      }
+      if (!app.signedCallbacks) problems.push('enable signed callbacks (signed_callbacks) on its voice capability');
+      if (problems.length) return { ok: false, message: `${steps.join('; ')}; in the application, ${problems.join(' and ')}` };
+      return { ok: true, message: `${steps.join('; ')}; its answer URL is ${number.inboundUrl}` };
+    } catch (err) {
+      return { ok: false, message: err instanceof ProviderApiError ? err.detail : 'Vonage could not be reached to update the number' };
+    }
+  }
+
+  verifyWebhook(request: WebhookRequest): boolean {
+    try {
+      return verifyVonageWebhook({
+        authorization: header(request?.headers, 'authorization'),
+        signatureSecret: this.options.signatureSecret,
+        apiKey: this.options.apiKey,
+        applicationId: this.options.applicationId,
+        rawBody: Buffer.isBuffer(request?.rawBody) ? request.rawBody : undefined,
+        nowSeconds: this.options.nowSeconds?.() ?? Math.floor(Date.now() / 1000),
+      });
+    } catch {
+      return false;
+    }
+  }
+
+  parseStatusCallback(request: WebhookRequest): NormalizedCallEvent {
+    try {
+      const body = request?.body && typeof request.body === 'object' && !Array.isArray(request.body) ? (request.body as Record<string, unknown>) : {};
+      const status = str(body.status);
+      if (!status) return { kind: 'ignored', reason: 'no status in the Vonage event' };
+      const mapped = mapVonageStatus(status);
+      if (!mapped) return { kind: 'ignored', reason: `Vonage status "${status}" does not change the call status` };
+      const details: string[] = [];
+      if (status === 'machine' || status === 'human') details.push(`answered_by=${status}`);
+      const subState = str(body.sub_state);
+      if (subState) details.push(`sub_state=${subState}`);
+      const detail = str(body.detail);
+      if (detail) details.push(`detail=${detail}`);
+      const duration = str(typeof body.duration === 'number' ? String(body.duration) : body.duration);
+      const at = str(body.timestamp) ? Date.parse(str(body.timestamp)!) : Number.NaN;
+      return strip({
+        kind: 'status' as const,
+        runId: request.runId,
+        providerCallId: str(body.uuid),
+        status: mapped.status,
+        outcome: mapped.outcome,
+        durationSeconds: mapped.outcome && duration && /^\d+$/.test(duration) ? Number(duration) : undefined,
+        at: Number.isNaN(at) ? undefined : new Date(at),
+        detail: details.length ? details.join(' ') : undefined,
+      });
+    } catch {
+      return { kind: 'ignored', reason: 'unreadable Vonage event' };
+    }
+  }
+
+  parseInboundCall(request: WebhookRequest): InboundCall | { ignored: string } {
+    return parseVonageInboundCall(request);
+  }
+
+  inboundAnswer(input: { runId: number; providerCallId?: string; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup {
+    return { contentType: NCCO_CONTENT_TYPE, body: JSON.stringify(connectWebsocketNcco({ mediaUrl: input.mediaUrl, runId: input.runId, eventUrl: input.statusCallbackUrl })) };
+  }
+
+  async close(): Promise<void> {
+    // Stateless: nothing to release.
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+/**
+ * Vonage's answer webhook (POST JSON `{to, from, uuid, conversation_uuid}`) as an inbound call. Vonage writes
+ * numbers as E.164 digits without '+', which are given back with it. The account is the `api_key` claim of
+ * the webhook's JWT (read here for routing only; the configuration found then verifies the signature).
+ * Events posted to the same URL (they carry a `status`) are ignored. Pure; never throws.
+ */
+export function parseVonageInboundCall(request: WebhookRequest): InboundCall | { ignored: string } {
+  try {
+    const body = request?.body && typeof request.body === 'object' && !Array.isArray(request.body) ? (request.body as Record<string, unknown>) : {};
+    if (str(body.status)) return { ignored: `a call event (status ${str(body.status)}), not a new call` };
+    const uuid = str(body.uuid);
+    const to = str(body.to);
+    if (!uuid) return { ignored: 'no uuid in the answer webhook' };
+    if (!to) return { ignored: 'no "to" in the answer webhook' };
+    const token = /^Bearer\s+(\S+)$/i.exec(header(request.headers, 'authorization') ?? '')?.[1];
+    const apiKey = decodeJwtClaims(token)?.api_key;
+    return { providerCallId: uuid, from: plus(str(body.from) ?? ''), to: plus(to), accountId: typeof apiKey === 'string' && apiKey ? apiKey : null };
+  } catch {
+    return { ignored: 'unreadable Vonage answer webhook' };
+  }
+}
+
+/** Vonage's number form: E.164 digits without '+'; null for anything that is not an E.164 number. */
+function msisdn(e164: string): string | null {
+  const compact = e164.replace(/[\s().-]/g, '');
+  const m = /^\+?([1-9]\d{6,14})$/.exec(compact);
+  return m ? m[1]! : null;
+}
+
+function plus(n: string): string {
+  return /^[1-9]\d{6,14}$/.test(n) ? `+${n}` : n;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+}
+
+function header(headers: Record<string, string> | undefined | null, name: string): string | undefined {
+  if (!headers || typeof headers !== 'object') return undefined;
+  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return Array.isArray(v) ? String(v[0]) : String(v);
+  return undefined;
+}
+
+function strip<T extends object>(o: T): T {
+  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
+  return o;
+}
