@@ -1,0 +1,156 @@
+/**
+ * Vonage end to end: the running service (startTestService) with the vonage plugin's REST client pointed at
+ * the fake Vonage, and webhooks signed as Vonage signs them (HS256 JWT with the body's payload_hash).
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { callUrls } from '../../core/calls/provider-webhooks.use-case.js';
+import { RunRepository } from '../../core/ports/run.repository.port.js';
+import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
+import { ProviderInstances } from '../../core/telephony/provider-instances.js';
+import { exampleWorkflowDefinition } from '../../core/workflows/example-definition.js';
+import { ProviderRegistry } from '../../plugins/provider-registry.js';
+import { FakeVonageServer } from '../../test/fakes/vonage/fake-vonage-server.js';
+import { startTestService, type TestService } from '../../test/support/test-service.js';
+import simulator from '../simulator/index.js';
+import { createVonagePlugin } from './index.js';
+
+const PUBLIC = 'https://cp.example.test';
+const BOUND = '+15550001111';
+const UNBOUND = '+15550002222';
+
+describe('Vonage through the running service', () => {
+  let fake: FakeVonageServer;
+  let svc: TestService;
+  let auth: { token: string };
+  let organizationId: number;
+  let workflowId: number;
+  let configId: number;
+
+  async function vonagePost(path: string, body: unknown, signed?: { rawBody: string; headers: Record<string, string> }) {
+    const s = signed ?? fake.signWebhook(body);
+    return svc.request('POST', `/api/v1${path}`, { rawBody: s.rawBody, headers: s.headers });
+  }
+
+  async function placeOutbound(to: string, machineDetection: boolean) {
+    const runs = svc.container.get<RunRepository>(RunRepository);
+    const configurations = svc.container.get<TelephonyConfigurationRepository>(TelephonyConfigurationRepository);
+    const workflow = (await svc.get(`/workflow/${workflowId}`, auth)).body;
+    const run = await runs.create(organizationId, {
+      workflowId, definitionId: workflow.current_definition_id, name: `Call ${to}`, mode: 'outbound', telephonyConfigurationId: configId,
+      provider: 'vonage', calledNumber: to, callerNumber: BOUND, initialContext: { called_number: to, caller_number: BOUND }, now: new Date(),
+    });
+    const configuration = await configurations.findForProviderEvent(configId);
+    const provider = svc.container.get<ProviderInstances>(ProviderInstances).forConfiguration(configuration!);
+    const placed = await provider.placeCall({
+      attemptKey: `attempt-${run.id}`, organizationId: run.organizationId, runId: run.id, to, from: BOUND,
+      ...callUrls(PUBLIC, 'vonage', run.id), machineDetection, ringTimeoutSeconds: 30,
+    });
+    return { run, uuid: placed.providerCallId };
+  }
+
+  const runOf = async (runId: number) => (await svc.get(`/workflow/${workflowId}/runs/${runId}`, auth)).body;
+  const event = (uuid: string, status: string, extra: Record<string, unknown> = {}) => ({
+    from: '15550001111', to: '15557654321', uuid, conversation_uuid: `CON-${uuid}`, status, direction: 'outbound', timestamp: new Date().toISOString(), ...extra,
+  });
+
+  beforeAll(async () => {
+    fake = await FakeVonageServer.start({
+      numbers: [{ msisdn: '15550001111' }, { msisdn: '15550002222' }], answerUrl: `${PUBLIC}/api/v1/telephony/vonage/inbound`, answerMethod: 'POST',
+    });
+    const providers = ProviderRegistry.builtIn({ allowPrivateNetwork: true }, [createVonagePlugin({ apiBaseUrl: fake.url, client: { sleep: async () => undefined } }), simulator]);
+    svc = await startTestService({ env: { CALLPLANE_PUBLIC_URL: PUBLIC }, providers });
+    const user = await svc.signup();
+    auth = { token: user.token };
+    organizationId = user.organizationId;
+    const wf = await svc.post('/workflow/create/definition', { name: 'Receptionist', workflow_definition: exampleWorkflowDefinition }, auth);
+    expect(wf.status).toBe(200);
+    workflowId = wf.body.id;
+    const cfg = await svc.post('/organizations/telephony-configs', {
+      name: 'Vonage',
+      config: { provider: 'vonage', application_id: fake.applicationId, api_key: fake.apiKey, api_secret: fake.apiSecret, private_key: fake.privateKeyPem, signature_secret: fake.signatureSecret },
+    }, auth);
+    expect(cfg.status).toBe(200);
+    expect(cfg.body.credentials.private_key).not.toContain('PRIVATE KEY-----\n');
+    expect(cfg.body.credentials.api_key).toBe(fake.apiKey);
+    configId = cfg.body.id;
+  });
+  afterAll(async () => {
+    await svc?.close();
+    await fake?.close();
+  });
+
+  it('binds a number: linked to the application whose answer URL is our inbound webhook', async () => {
+    const r = await svc.post(`/organizations/telephony-configs/${configId}/phone-numbers`, { address: BOUND, inbound_workflow_id: workflowId }, auth);
+    expect(r.status).toBe(200);
+    expect(r.body.provider_sync).toMatchObject({ ok: true });
+    expect(fake.numbers.get('15550001111')?.appId).toBe(fake.applicationId);
+    const missing = await svc.post(`/organizations/telephony-configs/${configId}/phone-numbers`, { address: '+15550009999', inbound_workflow_id: workflowId }, auth);
+    expect(missing.body.provider_sync).toMatchObject({ ok: false });
+    expect((await svc.post(`/organizations/telephony-configs/${configId}/phone-numbers`, { address: UNBOUND }, auth)).status).toBe(200);
+  });
+
+  it('creates the call and follows signed events started → ringing → answered → completed', async () => {
+    const { run, uuid } = await placeOutbound('+15557654321', false);
+    const create = fake.requests.filter((q) => q.path === '/v1/calls').at(-1)?.json;
+    expect(create).toMatchObject({ event_url: [`${PUBLIC}/api/v1/telephony/vonage/status/${run.id}`] });
+    expect(JSON.stringify(create?.ncco)).toContain(`wss://cp.example.test/api/v1/telephony/vonage/media/${run.id}`);
+    const status = `/telephony/vonage/status/${run.id}`;
+    expect((await vonagePost(status, event(uuid, 'started'))).status).toBe(200);
+    expect((await vonagePost(status, event(uuid, 'ringing'))).status).toBe(200);
+    expect((await runOf(run.id)).status).toBe('ringing');
+    await vonagePost(status, event(uuid, 'answered'));
+    expect((await runOf(run.id)).status).toBe('in_progress');
+    const done = await vonagePost(status, event(uuid, 'completed', { duration: '37', start_time: new Date().toISOString(), end_time: new Date().toISOString() }));
+    expect(done.status).toBe(200);
+    expect(await runOf(run.id)).toMatchObject({ status: 'completed', disposition: 'completed', duration_seconds: 37 });
+    await vonagePost(status, event(uuid, 'ringing'));
+    expect((await runOf(run.id)).status).toBe('completed');
+  });
+
+  it('refuses unsigned, forged and tampered webhooks with 403', async () => {
+    const { run, uuid } = await placeOutbound('+15557654322', false);
+    const status = `/telephony/vonage/status/${run.id}`;
+    const body = event(uuid, 'completed', { duration: '5' });
+    const forged = await vonagePost(status, body, fake.signWebhook(body, { secret: 'not-the-secret' }));
+    expect(forged.status).toBe(403);
+    expect(forged.body).toMatchObject({ code: 'signature_invalid' });
+    const good = fake.signWebhook(body);
+    expect((await vonagePost(status, body, { ...good, rawBody: good.rawBody.replace('"5"', '"500"') })).status).toBe(403);
+    expect((await vonagePost(status, body, { rawBody: good.rawBody, headers: { 'content-type': 'application/json' } })).status).toBe(403);
+    expect((await vonagePost(status, body, fake.signWebhook(body, { claims: { api_key: 'someone-else' } }))).status).toBe(403);
+    expect((await runOf(run.id)).status).toBe('queued');
+  });
+
+  it('asks Vonage to hang up on machines and ends such a call as voicemail', async () => {
+    const { run, uuid } = await placeOutbound('+15557654323', true);
+    expect(fake.requests.filter((q) => q.path === '/v1/calls').at(-1)?.json?.machine_detection).toBe('hangup');
+    const status = `/telephony/vonage/status/${run.id}`;
+    await vonagePost(status, event(uuid, 'answered'));
+    await vonagePost(status, event(uuid, 'machine', { call_uuid: uuid }));
+    await vonagePost(status, event(uuid, 'completed', { duration: '4' }));
+    expect(await runOf(run.id)).toMatchObject({ status: 'completed', disposition: 'voicemail' });
+  });
+
+  it('answers an inbound call to a bound number with a connect NCCO, and others with a polite talk', async () => {
+    const answer = { to: '15550001111', from: '15559876543', uuid: 'b0b0b0b0-0000-4000-8000-000000000001', conversation_uuid: 'CON-b0b0b0b0', region_url: 'https://api-us-3.vonage.com' };
+    const r = await vonagePost('/telephony/vonage/inbound', answer);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/json/);
+    const ncco = r.body as Array<{ action: string; eventUrl: string[]; endpoint: Array<{ uri: string }> }>;
+    expect(ncco[0]?.action).toBe('connect');
+    const runId = Number(/media\/(\d+)/.exec(ncco[0]!.endpoint[0]!.uri)?.[1]);
+    expect(ncco[0]?.eventUrl).toEqual([`${PUBLIC}/api/v1/telephony/vonage/status/${runId}`]);
+    expect(await runOf(runId)).toMatchObject({ status: 'queued', initial_context: { caller_number: '+15559876543', called_number: BOUND } });
+    // The connected leg's events move the inbound run.
+    await vonagePost(`/telephony/vonage/status/${runId}`, { ...event('c0c0c0c0-0000-4000-8000-000000000001', 'answered'), direction: 'outbound' });
+    expect((await runOf(runId)).status).toBe('in_progress');
+    await vonagePost(`/telephony/vonage/status/${runId}`, event('c0c0c0c0-0000-4000-8000-000000000001', 'completed', { duration: '61' }));
+    expect(await runOf(runId)).toMatchObject({ status: 'completed', disposition: 'completed', duration_seconds: 61 });
+
+    const refused = await vonagePost('/telephony/vonage/inbound', { ...answer, uuid: 'b0b0b0b0-0000-4000-8000-000000000002', to: '15550002222' });
+    expect(refused.status).toBe(200);
+    expect(refused.body).toEqual([{ action: 'talk', text: expect.stringMatching(/^Sorry/) }]);
+    const forged = await vonagePost('/telephony/vonage/inbound', { ...answer, uuid: 'b0b0b0b0-0000-4000-8000-000000000003' }, fake.signWebhook({ ...answer, uuid: 'b0b0b0b0-0000-4000-8000-000000000003' }, { secret: 'forged' }));
+    expect(forged.status).toBe(403);
+  });
+});
