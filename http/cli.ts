@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
+import type { Db } from 'mongodb';
 import { DomainError } from '../core/errors.js';
 import { CreateUser } from '../core/identity/sign-up.use-case.js';
 import { silentLogger } from '../core/ports/logger.port.js';
@@ -12,10 +13,16 @@ import { isMainModule } from './is-main.js';
 
 const USAGE = `usage:
   callplane serve [--role api|worker|all]
-  callplane users create --email EMAIL --password PASSWORD [--name NAME] [--organization NAME]`;
+  callplane users create --email EMAIL --password PASSWORD [--name NAME] [--organization NAME]
+  callplane migrate --from sqlite --to mongodb [--sqlite PATH] [--mongodb-uri URI] [--force]`;
+
+/** What tests inject into the CLI (the migrate command's MongoDB connection). */
+export interface CliDeps {
+  openMongo?: (uri: string) => Promise<{ db: Db; close(): Promise<void> }>;
+}
 
 /** Runs one CLI command; returns the exit code. Output goes to the given writers (tests capture them). */
-export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void, deps: CliDeps = {}): Promise<number> {
   const [command, sub, ...rest] = argv;
   try {
     if (command === 'serve') {
@@ -48,6 +55,10 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: st
       } finally {
         await container.get<Lifecycle>(LifecycleToken).stop();
       }
+    }
+    if (command === 'migrate') {
+      const { runMigrateCommand } = await import('../adapters/migration/migrate.command.js');
+      return await runMigrateCommand(argv.slice(1), env, out, err, deps);
     }
     err(`${USAGE}\n`);
     return 2;
