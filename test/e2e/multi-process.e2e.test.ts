@@ -7,7 +7,8 @@
  *   and the runs' [created, ended] intervals never overlapped more than 10 deep (each run lives strictly inside
  *   its claim's slot: created after the claim, ended before the slot is freed);
  * - exactly-once dialing: one attempt per contact, one run per attempt, 300 distinct provider call ids;
- * - the roles: the worker processes listen on no port; the api process runs no jobs (it only enqueues them).
+ * - the roles: the worker processes listen on no port (that an api process runs no jobs, dials nothing and opens no
+ *   persistent connection is shown in multi-process-roles.test.ts, where each process's container can be inspected).
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
