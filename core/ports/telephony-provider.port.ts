@@ -115,6 +115,14 @@ export interface TelephonyProvider {
    * also start the call's own flow here (the simulator schedules its status events).
    */
   inboundAnswer(input: { runId: number; providerCallId: string; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup;
+  /**
+   * The markup of an outbound call's answer URL (`POST /telephony/<provider>/answer/<run_id>`, given to the
+   * provider as `PlaceCallRequest.answerUrl`), for providers that fetch call instructions when the callee
+   * picks up (Twilio TwiML, Plivo XML). `request` is the provider's webhook, already verified with
+   * `verifyWebhook` (it may carry answering-machine results); `mediaUrl` is the run's signed media WebSocket.
+   * Pure; never throws. Absent: the provider takes its instructions at dial time and the route answers 404.
+   */
+  answerOutbound?(request: WebhookRequest, ctx: { runId: number; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup;
   /** Link health of providers that keep a connection open (ARI); absent means "nothing to report". */
   health?(): ProviderHealth;
   /** Releases connections (ARI WebSocket). Idempotent. */

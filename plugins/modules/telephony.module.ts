@@ -1,4 +1,5 @@
 import type { Container } from 'inversify';
+import { AnswerOutboundCall } from '../../core/calls/answer-outbound-call.use-case.js';
 import { ApplyCallStatus } from '../../core/calls/apply-call-status.use-case.js';
 import { CallOutcomeListeners } from '../../core/calls/call-outcome-listener.js';
 import { HandleInboundWebhook, HandleStatusWebhook } from '../../core/calls/provider-webhooks.use-case.js';
@@ -28,7 +29,7 @@ import { EnsureWorkflowCanReceiveCalls } from '../../core/workflows/ensure-workf
 import { LibphonenumberNormalizer } from '../../adapters/phone/libphonenumber-normalizer.js';
 import { phoneNumberRoutes } from '../../http/routes/phone-numbers.routes.js';
 import { telephonyWebhookRoutes } from '../../http/routes/telephony-webhooks.routes.js';
-import { twilioAnswerRoutes } from '../../http/routes/twilio-answer.routes.js';
+import { telephonyAnswerRoutes } from '../../http/routes/telephony-answer.routes.js';
 import { telephonyRoutes } from '../../http/routes/telephony.routes.js';
 import type { Lifecycle } from '../lifecycle.js';
 import { ProviderRegistry } from '../provider-registry.js';
@@ -164,9 +165,13 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
     (status: HandleStatusWebhook, inbound: HandleInboundWebhook, s: Settings) => telephonyWebhookRoutes({ status, inbound, publicUrl: s.publicUrl }),
     [HandleStatusWebhook, HandleInboundWebhook, SettingsToken],
   );
+  c.bind(AnswerOutboundCall).toResolvedValue(
+    (runs: RunRepository, cfg: TelephonyConfigurationRepository, i: ProviderInstances, s: Settings, log: Logger, media: MediaTokens | undefined) =>
+      new AnswerOutboundCall(registry, runs, cfg, i, s.publicUrl, log, media),
+    [RunRepository, TelephonyConfigurationRepository, ProviderInstances, SettingsToken, Logger, { serviceIdentifier: MediaTokens, optional: true }],
+  ).inSingletonScope();
   c.bind(HttpRoutesToken).toResolvedValue(
-    (runs: RunRepository, configurations: TelephonyConfigurationRepository, instances: ProviderInstances, s: Settings, mediaTokens: MediaTokens | undefined) =>
-      twilioAnswerRoutes({ publicUrl: s.publicUrl, runs, configurations, instances, mediaTokens }),
-    [RunRepository, TelephonyConfigurationRepository, ProviderInstances, SettingsToken, { serviceIdentifier: MediaTokens, optional: true }],
+    (answer: AnswerOutboundCall, s: Settings) => telephonyAnswerRoutes({ answer, publicUrl: s.publicUrl }),
+    [AnswerOutboundCall, SettingsToken],
   );
 }

@@ -184,10 +184,11 @@ export class TwilioProvider implements TelephonyProvider {
    * carries `AnsweredBy`: a machine gets `<Hangup/>` (the completed callback then reports `voicemail`),
    * anyone else is connected to the agent's media stream.
    */
-  answerOutbound(request: WebhookRequest, input: { runId: number; mediaUrl: string }): ProviderMarkup {
-    const answeredBy = first(formParams(request.body).AnsweredBy) ?? request.query.AnsweredBy;
+  answerOutbound(request: WebhookRequest, input: { runId: number; mediaUrl: string; statusCallbackUrl?: string }): ProviderMarkup {
+    const answeredBy = first(formParams(request.body).AnsweredBy) ?? request.query?.AnsweredBy;
     if (isMachineAnswer(answeredBy)) return { contentType: TWIML_CONTENT_TYPE, body: hangupTwiml() };
-    return { contentType: TWIML_CONTENT_TYPE, body: connectStreamTwiml(input) };
+    // outbound calls have their own status callback: no stream status callback here
+    return { contentType: TWIML_CONTENT_TYPE, body: connectStreamTwiml({ runId: input.runId, mediaUrl: input.mediaUrl }) };
   }
 
   async close(): Promise<void> {
