@@ -1,0 +1,126 @@
+// The benchmark suite: `npm run bench` (builds, then runs this), or `node bench/run.mjs [api|dispatch|usage|csv-ingest|memory ...]`
+// after `npm run build`. Each benchmark runs in its own process and prints our figure, the reference measured in
+// the same run and the ratio; the tables go to docs/benchmarks.md with the machine they ran on. Never part of npm test.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { DIST, ROOT, fmt, machine } from './lib.mjs';
+
+const ALL = ['api', 'dispatch', 'usage', 'csv-ingest', 'memory'];
+const TITLES = {
+  api: '1. API: GET /api/v1/campaign/{id} with an API key',
+  dispatch: '2. Dispatch: 10,000-contact simulator campaign',
+  usage: '3. Usage report on 1,000,000 runs',
+  'csv-ingest': '4. CSV ingest: a campaign from a 10 MB CSV',
+  memory: '5. Memory: 100 running campaigns waiting outside their slots',
+};
+
+const yes = (ok) => (ok ? 'yes' : '**no**');
+
+function table(head, rows) {
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+const render = {
+  api: (r) => {
+    const rows = [
+      ['ours (service, createHttpServer)', fmt(r.ours.rps, 0), `${r.ours.latency_p50} / ${r.ours.latency_p99}`, fmt(r.ours.bytes, 0), '', ''],
+      ['bare node:http, same key lookup + SQLite reads', fmt(r.bare.rps, 0), `${r.bare.latency_p50} / ${r.bare.latency_p99}`, fmt(r.bare.bytes, 0), fmt(r.ratio_to_bare, 2), `≥ ${r.target_ratio}: ${yes(r.ratio_to_bare >= r.target_ratio)}`],
+      ['bare node:http hello-world', fmt(r.hello.rps, 0), `${r.hello.latency_p50} / ${r.hello.latency_p99}`, fmt(r.hello.bytes, 0), fmt(r.ratio_to_hello, 2), ''],
+    ];
+    return `${r.connections} connections, ${r.seconds} s after a 2 s warm-up, autocannon in its own process; server ${r.pinned ? 'pinned to core 0, load to core 1 (taskset)' : 'and load not pinned (no taskset)'}. Errors/non-2xx: ours ${r.ours.errors}/${r.ours.non2xx}, bare ${r.bare.errors}/${r.bare.non2xx}.\n\n`
+      + table(['server', 'req/s', 'latency p50 / p99 ms', 'body bytes', 'ours ÷ this', 'target met'], rows);
+  },
+  dispatch: (r) => {
+    const o = r.ours, f = r.reference;
+    return `${fmt(r.contacts, 0)} contacts, max_concurrency ${r.cap}, ring_ms = talk_ms = 0, retries off; in-flight sampled every 2 ms from storage (campaigns.in_flight). Campaign ${o.state}, ${fmt(o.runs, 0)} runs (${fmt(o.final_runs, 0)} final), ${o.over_cap_samples} samples above the cap.\n\n`
+      + table(['measure', 'ours', 'reference (minimal SQLite dispatcher)', 'ratio', 'target met'], [
+        ['calls / s', fmt(o.calls_per_second, 0), fmt(f.calls_per_second, 0), fmt(o.calls_per_second / f.calls_per_second, 2), `≥ ${r.target_calls_per_second}: ${yes(o.calls_per_second >= r.target_calls_per_second)}`],
+        ['peak in-flight (cap ' + r.cap + ')', fmt(o.peak_in_flight, 0), fmt(f.peak_in_flight, 0), '', `≤ cap: ${yes(o.peak_in_flight <= r.cap)}`],
+        ['mean in-flight while contacts wait', fmt(o.mean_in_flight_waiting, 1), fmt(f.mean_in_flight_waiting, 1), fmt(o.mean_in_flight_waiting / f.mean_in_flight_waiting, 2), `≥ ${r.target_mean_in_flight}: ${yes(o.mean_in_flight_waiting >= r.target_mean_in_flight)}`],
+        ['CPU ms per call (whole process)', fmt(o.cpu_ms_per_call, 3), fmt(f.cpu_ms_per_call, 3), fmt(o.cpu_ms_per_call / f.cpu_ms_per_call, 2), ''],
+        ['wall time s', fmt(o.seconds, 2), fmt(f.seconds, 2), '', ''],
+      ]);
+  },
+  usage: (r) => {
+    const rows = r.rows.map((x) => [x.window, x.mix, fmt(x.matches, 0), fmt(x.p50, 1), fmt(x.p95, 1), fmt(x.ref_p50, 1), fmt(x.ratio, 2), `≤ ${x.target_ms}: ${yes(x.p50 <= x.target_ms)}`]);
+    const deep = r.deep.map((x) => [x.mix, `${fmt(x.page, 0)} of ${fmt(x.of, 0)}`, fmt(x.p50, 1), fmt(x.p95, 1), fmt(x.ref_p50, 1), fmt(x.ratio, 2)]);
+    const without = r.without.map((x) => [x.mix, fmt(x.p50, 0)]);
+    return `${fmt(r.runs, 0)} runs of one organization spread over 90 days (plus 20,000 of another), generated straight into SQLite${r.reused ? ' (reused from an earlier run)' : ` in ${fmt(r.generated_ms / 1000, 0)} s`}. `
+      + `Ours: \`GET /api/v1/organizations/usage/runs\` over HTTP on the real service (limit 50: the page, and totals over every match), ${r.iterations} sequential requests per row. `
+      + 'Reference: the same COUNT and sums in plain SQL on the same database (SQLite chooses its plan; it can use our covering indexes too). Times in ms.\n\n'
+      + table(['window', 'filter mix', 'matches', 'p50', 'p95', 'plain SQL COUNT p50', 'ratio', 'p50 target met'], rows)
+      + '\n\nDeep pages (90 days, limit 100), against a plain `LIMIT 100 OFFSET n` on the same filter:\n\n'
+      + table(['filter mix', 'page', 'p50', 'p95', 'plain OFFSET page p50', 'ratio'], deep)
+      + '\n\nThe same 90-day COUNT and sums forced through migration 2\'s `(organization_id, created_at)` index (no covering index), ms:\n\n'
+      + table(['filter mix', 'p50'], without);
+  },
+  'csv-ingest': (r) => `${fmt(r.bytes / 1024 / 1024, 2)} MB, ${fmt(r.rows, 0)} rows, 5 columns. Ours: presign + PUT + \`POST /campaign/create\` until it answers, on the real service. Reference: \`csv-parse\` (sync, \`columns: true\`) on the same bytes, best of 3.\n\n`
+    + table(['measure', 'ours', 'reference (csv-parse alone)', 'ratio', 'target met'], [
+      ['MB/s end to end', fmt(r.ours.mb_per_s, 1), fmt(r.reference.mb_per_s, 1), fmt(r.ours.mb_per_s / r.reference.mb_per_s, 2), `≥ ${r.target_mb_per_s}: ${yes(r.ours.mb_per_s >= r.target_mb_per_s)}`],
+      ['time ms (upload / create)', `${fmt(r.ours.total_ms, 0)} (${fmt(r.ours.upload_ms, 0)} / ${fmt(r.ours.create_ms, 0)})`, fmt(r.reference.parse_ms, 0), '', ''],
+      ['extra resident memory MB (peak − before)', fmt(r.ours.extra_rss_mb, 1), '', '', `≤ ${r.target_extra_rss_mb}: ${yes(r.ours.extra_rss_mb <= r.target_extra_rss_mb)}`],
+    ]),
+  memory: (r) => `${r.campaigns} campaigns with one one-minute slot on another day, started (${r.running} running, ${r.runs_started} calls started on a sample campaign); heap and RSS after GC before and after starting them. RSS moves by whole pages and includes allocator noise; the heap figure is the campaign cost.\n\n`
+    + table(['measure', 'ours', 'target met'], [
+      ['heap bytes per running campaign', fmt(r.heap_bytes_per_campaign, 0), `≤ ${r.target_bytes}: ${yes(r.heap_bytes_per_campaign <= r.target_bytes)}`],
+      ['RSS bytes per running campaign', fmt(r.rss_bytes_per_campaign, 0), ''],
+      ['active timers before → after', `${r.timers_before} → ${r.timers_after}`, `no timer per campaign: ${yes(r.timers_after - r.timers_before < r.campaigns)}`],
+    ]),
+};
+
+function runOne(name) {
+  return new Promise((resolve) => {
+    const args = name === 'memory' ? ['--expose-gc', `bench/${name}.mjs`] : [`bench/${name}.mjs`];
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let result = null;
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.startsWith('BENCH_RESULT ')) result = JSON.parse(line.slice('BENCH_RESULT '.length));
+      else process.stdout.write(`  ${line}\n`);
+    });
+    child.on('exit', (code) => resolve(result ?? { name, failed: `exit code ${code}` }));
+  });
+}
+
+async function main() {
+  if (!existsSync(join(DIST, 'http', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm run bench does)');
+  const picked = process.argv.slice(2).filter((a) => ALL.includes(a));
+  const names = picked.length ? picked : ALL;
+  const m = machine();
+  const sections = {};
+  for (const name of names) {
+    process.stdout.write(`\n== ${TITLES[name]} ==\n`);
+    const started = Date.now();
+    const r = await runOne(name);
+    const body = r.failed ? `Failed: ${r.failed}.` : render[name](r);
+    sections[name] = `## ${TITLES[name]}\n\n${body}\n\n<details><summary>raw</summary>\n\n\`\`\`json\n${JSON.stringify(r)}\n\`\`\`\n</details>`;
+    process.stdout.write(`${body}\n(${fmt((Date.now() - started) / 1000, 0)} s)\n`);
+  }
+  const file = join(ROOT, 'docs', 'benchmarks.md');
+  const previous = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const kept = (name) => {
+    const mm = new RegExp(`<!-- bench:${name} -->([\\s\\S]*?)<!-- /bench:${name} -->`).exec(previous);
+    return mm ? mm[1].trim() : `## ${TITLES[name]}\n\nNot run yet.`;
+  };
+  const doc = [
+    '# Benchmarks',
+    '',
+    'Written by `npm run bench` (builds, then `node bench/run.mjs`; one benchmark: `node bench/run.mjs usage`). Each figure is ours, the reference measured in the same run on the same machine, and their ratio. Never part of `npm test`.',
+    '',
+    `Last run: ${new Date().toISOString()} (${names.join(', ')}) on ${m.cpu}, ${m.cores} cores, ${m.memory_gb} GB, Node ${m.node}, ${m.platform}.`,
+    'Sections not re-run in that run keep the figures (and machine line) of their own earlier run.',
+    '',
+    ...ALL.map((name) => {
+      const body = sections[name] ? `${sections[name]}\n\n_Machine: ${m.cpu}, ${m.cores} cores, Node ${m.node}; ${new Date().toISOString()}._` : kept(name);
+      return `<!-- bench:${name} -->\n${body}\n<!-- /bench:${name} -->\n`;
+    }),
+  ].join('\n');
+  writeFileSync(file, doc);
+  process.stdout.write(`\nwrote ${file}\n`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
