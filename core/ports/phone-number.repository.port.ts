@@ -1,21 +1,8 @@
 import type { AddressType } from './phone-address-normalizer.port.js';
 import type { PhoneNumber } from '../telephony/phone-number.js';
 
-export interface NewPhoneNumber {
-  telephonyConfigurationId: number;
-  provider: string;
-  accountId: string;
-  address: string;
-  addressNormalized: string;
-  addressType: AddressType;
-  countryCode: string | null;
-  label: string | null;
-  isActive: boolean;
-  isDefaultCallerId: boolean;
-  extraMetadata: Record<string, unknown>;
-  inboundWorkflowId: number | null;
-  now: Date;
-}
+/** A number to store: every field of `PhoneNumber` but the ones the store assigns. */
+export type NewPhoneNumber = Omit<PhoneNumber, 'id' | 'organizationId' | 'createdAt' | 'updatedAt'> & { now: Date };
 
 export interface PhoneNumberPatch {
   label?: string | null;
