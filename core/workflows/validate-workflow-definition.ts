@@ -331,6 +331,25 @@ function stringOrUndefined(obj: Record<string, unknown> | undefined, key: string
   return isNonBlankString(value) ? value : undefined;
 }
 
+/** Maps ids to their first item, reporting each later item that repeats an id. */
+function indexById<T extends { index: number; id?: string }>(items: T[], kind: 'node' | 'edge', field: 'nodes' | 'edges', report: Report): Map<string, T> {
+  const byId = new Map<string, T>();
+  for (const item of items) {
+    if (item.id === undefined) continue;
+    const first = byId.get(item.id);
+    if (first) {
+      report(
+        [field, item.index, 'id'],
+        `${kind} id '${item.id}' is used twice (${field} ${first.index} and ${item.index}); ${kind} ids must be unique`,
+        `workflow.${kind}_id_duplicate`,
+      );
+    } else {
+      byId.set(item.id, item);
+    }
+  }
+  return byId;
+}
+
 function checkGraph(rawNodes: unknown[], rawEdges: unknown[], report: Report): void {
   const nodes: GraphNode[] = rawNodes.map((raw, index) => {
     const obj = isPlainObject(raw) ? raw : undefined;
@@ -350,34 +369,8 @@ function checkGraph(rawNodes: unknown[], rawEdges: unknown[], report: Report): v
   });
 
   // Unique ids. The first node with an id is the one edges resolve to.
-  const nodeById = new Map<string, GraphNode>();
-  for (const node of nodes) {
-    if (node.id === undefined) continue;
-    const first = nodeById.get(node.id);
-    if (first) {
-      report(
-        ['nodes', node.index, 'id'],
-        `node id '${node.id}' is used twice (nodes ${first.index} and ${node.index}); node ids must be unique`,
-        'workflow.node_id_duplicate',
-      );
-    } else {
-      nodeById.set(node.id, node);
-    }
-  }
-  const edgeById = new Map<string, GraphEdge>();
-  for (const edge of edges) {
-    if (edge.id === undefined) continue;
-    const first = edgeById.get(edge.id);
-    if (first) {
-      report(
-        ['edges', edge.index, 'id'],
-        `edge id '${edge.id}' is used twice (edges ${first.index} and ${edge.index}); edge ids must be unique`,
-        'workflow.edge_id_duplicate',
-      );
-    } else {
-      edgeById.set(edge.id, edge);
-    }
-  }
+  const nodeById = indexById(nodes, 'node', 'nodes', report);
+  const edgeById = indexById(edges, 'edge', 'edges', report);
 
   // Edge endpoints exist.
   const edgeName = (edge: GraphEdge): string => (edge.id !== undefined ? `edge '${edge.id}'` : `edge at index ${edge.index}`);
