@@ -8,7 +8,7 @@ import { WORK, createWorkflow, must, percentile, report, startService, timeAsync
 
 const RUNS = Number(process.env.BENCH_USAGE_RUNS ?? 1_000_000);
 const OTHER_ORG_RUNS = 20_000;
-const VERSION = 3;
+const VERSION = 4;
 const END = Date.UTC(2026, 2, 31);
 const SPAN = 90 * 86_400_000;
 const DISPOSITIONS = ['completed', 'busy', 'no_answer', 'voicemail', 'failed', 'interested', 'not_interested', 'callback'];

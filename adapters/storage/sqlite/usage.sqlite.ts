@@ -20,16 +20,8 @@ export interface SqliteUsageOptions {
   offsetThreshold?: number;
 }
 
-/**
- * The indexes of migration 5 and what each can answer alone (its columns): a narrower index is used when
- * every condition of the filter is on its columns, else `runs_usage_created`, which holds every filterable one.
- */
+/** The covering index of migration 5: every filterable column, in the report's order (see 005-usage.ts). */
 const CREATED = 'runs_usage_created';
-const NARROW: { index: string; key: 'campaignId' | 'workflowId' | 'dispositions' }[] = [
-  { index: 'runs_usage_campaign', key: 'campaignId' },
-  { index: 'runs_usage_workflow', key: 'workflowId' },
-  { index: 'runs_usage_disposition', key: 'dispositions' },
-];
 
 /** The filter's conditions besides created_at, as SQL on the columns (optionally table-qualified) and parameters. */
 export function usageConditions(organizationId: number, f: UsageFilter, table = ''): { sql: string; params: Params } {
@@ -52,21 +44,15 @@ export function usageConditions(organizationId: number, f: UsageFilter, table = 
 }
 
 /**
- * The index a query over `f` uses. `purpose: 'order'` needs rows in the report's order straight from the index,
- * which an IN over several dispositions (several ranges) would not give.
+ * The index a query over `f` uses: always the covering `runs_usage_created` (the date window bounds the work; see
+ * 005-usage.ts for why there are no narrower ones). A run id filter goes through the primary key instead.
  */
-export function usageIndexFor(f: UsageFilter, purpose: 'totals' | 'order'): string {
-  const constrained = (['workflowId', 'campaignId', 'mode', 'dispositions', 'callerNumberContains', 'calledNumberContains'] as const)
-    .filter((k) => f[k] !== undefined);
-  if (constrained.length === 1) {
-    const narrow = NARROW.find((n) => n.key === constrained[0]);
-    if (narrow && !(narrow.key === 'dispositions' && purpose === 'order' && f.dispositions!.length > 1)) return narrow.index;
-  }
+export function usageIndexFor(_f: UsageFilter, _purpose: 'totals' | 'order'): string {
   return CREATED;
 }
 
 /**
- * UsageRepository on SQLite. Every read is answered from the covering indexes of migration 5; a page is one read
+ * UsageRepository on SQLite. Every read is answered from the covering index of migration 5; a page is one read
  * transaction (a consistent snapshot for page and totals).
  *
  * Deep pages without OFFSET scans: page 1 is a keyset seek from the top plus one aggregate (count and sums) over
