@@ -11,6 +11,7 @@ import { ObjectStore } from '../../core/ports/object-store.port.js';
 import { RunRepository } from '../../core/ports/run.repository.port.js';
 import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
 import { MediaEndpoint } from '../../http/media/media-endpoint.js';
+import { plivoMediaFraming } from '../../providers/plivo/plivo-media.js';
 import { simulatorMediaFraming } from '../../providers/simulator/simulator-media.js';
 import { twilioMediaFraming } from '../../providers/twilio/twilio-media.js';
 import type { Lifecycle } from '../lifecycle.js';
@@ -19,7 +20,7 @@ import type { Settings } from '../settings.js';
 import { HttpServerAttachmentToken, LifecycleToken, SettingsToken } from '../tokens.js';
 
 /** The media framings of the built-in providers that stream call audio to Callplane. */
-export const BUILT_IN_MEDIA_FRAMINGS: readonly MediaFraming[] = [twilioMediaFraming, simulatorMediaFraming];
+export const BUILT_IN_MEDIA_FRAMINGS: readonly MediaFraming[] = [twilioMediaFraming, simulatorMediaFraming, plivoMediaFraming];
 
 /** Audio bytes a session lets wait for the store before pausing its socket (about 8 s of μ-law). */
 const HIGH_WATER_BYTES = 64 * 1024;

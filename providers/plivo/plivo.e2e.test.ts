@@ -3,7 +3,12 @@
  * fake Plivo API, and webhooks signed as Plivo signs them (X-Plivo-Signature-V3 over CALLPLANE_PUBLIC_URL +
  * path + query, the form parameters and a nonce).
  */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import WebSocket from 'ws';
 import { callUrls } from '../../core/calls/provider-webhooks.use-case.js';
 import { RunRepository } from '../../core/ports/run.repository.port.js';
 import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
@@ -28,6 +33,7 @@ describe('Plivo through the running service', () => {
   let organizationId: number;
   let workflowId: number;
   let configId: number;
+  let dataDir: string;
 
   /** POSTs a form to the service as Plivo does, signed over the public URL (path + query) unless headers are given. */
   async function plivoPost(pathAndQuery: string, form: Record<string, string>, headers?: Record<string, string>) {
@@ -60,7 +66,8 @@ describe('Plivo through the running service', () => {
   beforeAll(async () => {
     fake = await FakePlivoServer.start({ applications: { [APP]: { answerUrl: 'https://old.example.com/answer' } }, numbers: [{ number: BOUND }, { number: UNBOUND }] });
     const providers = ProviderRegistry.builtIn({ allowPrivateNetwork: true }, [createPlivoPlugin({ apiBaseUrl: fake.url, client: { sleep: async () => undefined } }), simulator]);
-    svc = await startTestService({ env: { CALLPLANE_PUBLIC_URL: PUBLIC }, providers });
+    dataDir = mkdtempSync(join(tmpdir(), 'callplane-plivo-'));
+    svc = await startTestService({ env: { CALLPLANE_PUBLIC_URL: PUBLIC, CALLPLANE_DATA_DIR: dataDir }, providers });
     const user = await svc.signup();
     auth = { token: user.token };
     organizationId = user.organizationId;
@@ -78,6 +85,7 @@ describe('Plivo through the running service', () => {
   afterAll(async () => {
     await svc?.close();
     await fake?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('is a built-in provider, listed by the metadata endpoint with its three fields', async () => {
@@ -182,5 +190,39 @@ describe('Plivo through the running service', () => {
     expect(otherAccount.text).toContain('<Hangup/>');
     const forged = await plivoPost(inbound, { ...form, CallUUID: 'in-0004' }, fake.signWebhook(`${PUBLIC}/api/v1${inbound}`, { ...form, CallUUID: 'in-9999' }));
     expect(forged.status).toBe(403);
+  });
+  it('streams the call audio over the media WebSocket in Plivo framing: start moves the run to in_progress, caller audio is recorded', async () => {
+    const { run, requestUuid } = await placeOutbound('+15557654324', false);
+    const call = fake.answer(requestUuid);
+    const answer = await plivoPost(`/telephony/plivo/answer/${run.id}`, { CallUUID: call.callUuid, RequestUUID: requestUuid, Direction: 'outbound', CallStatus: 'in-progress' });
+    const streamUrl = new URL(/<Stream[^>]*>([^<]+)<\/Stream>/.exec(answer.text)![1]!.replace(/&amp;/g, '&'));
+    expect(streamUrl.pathname).toBe(`/api/v1/telephony/plivo/media/${run.id}`);
+    const wsBase = svc.url.replace(/^http/, 'ws');
+
+    // a forged token never gets a socket
+    const refused = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${wsBase}${streamUrl.pathname}?token=1.${'0'.repeat(64)}`);
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => { ws.close(); resolve(101); });
+      ws.on('error', () => undefined);
+    });
+    expect(refused).toBeGreaterThanOrEqual(400);
+
+    const ws = new WebSocket(`${wsBase}${streamUrl.pathname}${streamUrl.search}`);
+    await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+    const send = (m: unknown) => new Promise<void>((resolve) => ws.send(JSON.stringify(m), () => resolve()));
+    await send({ event: 'start', sequenceNumber: 0, start: { callId: call.callUuid, streamId: 'st-1', accountId: fake.authId, tracks: ['inbound'], mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000 } } });
+    for (let i = 0; i < 10; i++) await send({ event: 'media', sequenceNumber: i + 1, streamId: 'st-1', media: { track: 'inbound', timestamp: String(i * 20), chunk: i + 1, payload: randomBytes(160).toString('base64') } });
+    await send({ event: 'stop', sequenceNumber: 11, streamId: 'st-1' });
+    expect(await closed).toBe(1000);
+    let after = await runOf(run.id);
+    for (let i = 0; i < 50 && !after.recording_url; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      after = await runOf(run.id);
+    }
+    expect(after.status).toBe('in_progress');
+    expect(after.recording_url).toEqual(expect.any(String));
+    expect(after.annotations.media_stream).toMatchObject({ provider: 'plivo', stream_id: 'st-1', end_reason: 'stop', inbound_bytes: 1600, recorded_bytes: 1600 });
   });
 });
