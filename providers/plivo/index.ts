@@ -28,7 +28,7 @@ export function createPlivoPlugin(options: PlivoPluginOptions = {}): ProviderPlu
       const authId = str(config.auth_id);
       const authToken = typeof config.auth_token === 'string' ? config.auth_token : '';
       const api = factory({ ...options.client, authId, authToken, ...(options.apiBaseUrl ? { baseUrl: options.apiBaseUrl } : {}) });
-      return new PlivoProvider(api, { authId, authToken, applicationId: str(config.application_id) || null, publicUrl: context.publicUrl });
+      return new PlivoProvider(api, { authId, authToken, applicationId: str(config.application_id) || null });
     },
     parseInboundCall: (request: WebhookRequest) => parsePlivoInboundCall(request),
     inboundReject: () => ({ contentType: PLIVO_XML_CONTENT_TYPE, body: politeHangupXml() }),

@@ -148,7 +148,7 @@ describe('Plivo provider', () => {
   });
   beforeEach(() => {
     provider = new PlivoProvider(new PlivoClient({ authId: fake.authId, authToken: fake.authToken, baseUrl: fake.url, ...noSleep }), {
-      authId: fake.authId, authToken: fake.authToken, applicationId: '111', publicUrl: PUBLIC,
+      authId: fake.authId, authToken: fake.authToken, applicationId: '111',
     });
   });
 
@@ -229,7 +229,7 @@ describe('Plivo provider', () => {
     expect(fake.requests.filter((q) => q.method === 'POST').length).toBe(writes);
     expect(await provider.syncInboundWebhook({ address: '+15550009999', addressNormalized: '+15550009999', inboundUrl })).toMatchObject({ ok: false });
     expect(await provider.syncInboundWebhook({ address: 'sip:a@b', addressNormalized: 'sip:a@b', inboundUrl })).toMatchObject({ ok: false });
-    const noApp = new PlivoProvider(new PlivoClient({ authId: fake.authId, authToken: fake.authToken, baseUrl: fake.url, ...noSleep }), { authId: fake.authId, authToken: fake.authToken, applicationId: null, publicUrl: PUBLIC });
+    const noApp = new PlivoProvider(new PlivoClient({ authId: fake.authId, authToken: fake.authToken, baseUrl: fake.url, ...noSleep }), { authId: fake.authId, authToken: fake.authToken, applicationId: null });
     expect(await noApp.syncInboundWebhook({ address: '+15550002222', addressNormalized: '+15550002222', inboundUrl })).toMatchObject({ ok: false, message: expect.stringContaining('application_id') });
     fake.failNext(1, 500, 'internal error');
     expect(await provider.syncInboundWebhook({ address: '+15550001111', addressNormalized: '+15550001111', inboundUrl })).toMatchObject({ ok: false, message: expect.stringContaining('HTTP 500') });

@@ -40,7 +40,6 @@ export interface PlivoProviderOptions {
   authToken: string;
   /** The voice application that answers the account's numbers; null: numbers are linked by hand. */
   applicationId: string | null;
-  publicUrl: string;
 }
 
 /** Plivo rings a call `ring_timeout` seconds; Callplane keeps it within 5..600. */
