@@ -24,7 +24,7 @@ export function createPlivoPlugin(options: PlivoPluginOptions = {}): ProviderPlu
   return defineProviderPlugin({
     manifest: plivoManifest,
     deriveAccountId: (config: ProviderConfig) => str(config.auth_id),
-    create: (config, context) => {
+    create: (config) => {
       const authId = str(config.auth_id);
       const authToken = typeof config.auth_token === 'string' ? config.auth_token : '';
       const api = factory({ ...options.client, authId, authToken, ...(options.apiBaseUrl ? { baseUrl: options.apiBaseUrl } : {}) });
