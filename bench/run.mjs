@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import os from 'node:os';
 import { DIST, ROOT, fmt, machine } from './lib.mjs';
 
 const ALL = ['api', 'dispatch', 'usage', 'csv-ingest', 'memory'];
@@ -92,9 +93,10 @@ async function main() {
   for (const name of names) {
     process.stdout.write(`\n== ${TITLES[name]} ==\n`);
     const started = Date.now();
+    const load = os.loadavg()[0];
     const r = await runOne(name);
     const body = r.failed ? `Failed: ${r.failed}.` : render[name](r);
-    sections[name] = `## ${TITLES[name]}\n\n${body}\n\n<details><summary>raw</summary>\n\n\`\`\`json\n${JSON.stringify(r)}\n\`\`\`\n</details>`;
+    sections[name] = `## ${TITLES[name]}\n\n${body}\n\n_Machine: ${m.cpu}, ${m.cores} cores, Node ${m.node}; ${new Date().toISOString()}; 1-minute load average ${fmt(load, 2)} when it started (other work on the machine skews every figure)._\n\n<details><summary>raw</summary>\n\n\`\`\`json\n${JSON.stringify(r)}\n\`\`\`\n</details>`;
     process.stdout.write(`${body}\n(${fmt((Date.now() - started) / 1000, 0)} s)\n`);
   }
   const file = join(ROOT, 'docs', 'benchmarks.md');
@@ -112,7 +114,7 @@ async function main() {
     'Sections not re-run in that run keep the figures (and machine line) of their own earlier run.',
     '',
     ...ALL.map((name) => {
-      const body = sections[name] ? `${sections[name]}\n\n_Machine: ${m.cpu}, ${m.cores} cores, Node ${m.node}; ${new Date().toISOString()}._` : kept(name);
+      const body = sections[name] ?? kept(name);
       return `<!-- bench:${name} -->\n${body}\n<!-- /bench:${name} -->\n`;
     }),
   ].join('\n');
