@@ -1,7 +1,7 @@
 // A server process of benchmark 1, pinned to one core by bench/api.mjs. argv: <mode> <port> <dataDir> <campaignId>
 //   ours:  the real service (http/main.js startService: createHttpServer + every module) on the prepared data dir
 //   bare:  node:http doing the same work for GET /api/v1/campaign/{id}: the API-key lookup (SHA-256 digest, one
-//          SELECT) and the same SQLite reads (campaign, workflow name, telephony configuration names, latest logs),
+//          SELECT) and the same SQLite reads (campaign, workflow name, its telephony configuration, latest logs),
 //          answered as JSON
 //   hello: node:http answering {"hello":"world"}
 import Database from 'better-sqlite3';
@@ -32,8 +32,8 @@ async function main() {
     const key = db.prepare('SELECT id, organization_id, user_id, key_digest, revoked_at FROM api_keys WHERE key_digest = ?');
     const campaign = db.prepare('SELECT * FROM campaigns WHERE organization_id = ? AND id = ?');
     const workflow = db.prepare('SELECT name FROM workflows WHERE organization_id = ? AND id = ?');
-    const configs = db.prepare('SELECT id, name FROM telephony_configurations WHERE organization_id = ?');
-    const logs = db.prepare('SELECT * FROM (SELECT * FROM campaign_logs WHERE organization_id = ? AND campaign_id = ? ORDER BY id DESC LIMIT 20) ORDER BY id');
+    const config = db.prepare('SELECT name FROM telephony_configurations WHERE organization_id = ? AND id = ?');
+    const logs = db.prepare('SELECT * FROM campaign_logs WHERE organization_id = ? AND campaign_id = ? ORDER BY id DESC LIMIT 100');
     const iso = (t) => (t == null ? null : new Date(t).toISOString());
     const json = (v) => (typeof v === 'string' && (v.startsWith('{') || v.startsWith('[')) ? JSON.parse(v) : v);
     const send = (res, status, obj) => {
@@ -50,12 +50,12 @@ async function main() {
       const c = campaign.get(found.organization_id, Number(m[1]));
       if (!c) return send(res, 404, { detail: 'Campaign not found', code: 'campaign_not_found' });
       const wf = workflow.get(found.organization_id, c.workflow_id);
-      const cfg = configs.all(found.organization_id).find((x) => x.id === c.telephony_configuration_id);
+      const cfg = c.telephony_configuration_id === null ? null : config.get(found.organization_id, c.telephony_configuration_id);
       const out = {};
       for (const [k, v] of Object.entries(c)) out[k] = k.endsWith('_at') ? iso(v) : json(v);
       out.workflow_name = wf?.name ?? null;
       out.telephony_configuration_name = cfg?.name ?? null;
-      out.logs = logs.all(found.organization_id, c.id).map((l) => ({ ts: iso(l.ts), level: l.level, event: l.event, message: l.message, details: json(l.details) }));
+      out.logs = logs.all(found.organization_id, c.id).reverse().map((l) => ({ ts: iso(l.ts), level: l.level, event: l.event, message: l.message, details: json(l.details) }));
       send(res, 200, out);
     }));
   } else {

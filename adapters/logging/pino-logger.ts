@@ -40,4 +40,5 @@ export class PinoLogger implements Logger {
   warn(fields: LogFields, msg: string) { this.pino.warn(fields, msg); }
   error(fields: LogFields, msg: string) { this.pino.error(fields, msg); }
   child(fields: LogFields): Logger { return new PinoLogger(this.pino.child(fields)); }
+  isEnabled(level: 'debug' | 'info' | 'warn' | 'error'): boolean { return this.pino.isLevelEnabled(level); }
 }

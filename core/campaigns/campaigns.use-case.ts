@@ -158,18 +158,17 @@ export class CampaignQueries {
   constructor(
     private readonly campaigns: CampaignRepository,
     private readonly workflows: Pick<WorkflowRepository, 'get' | 'getMany'>,
-    private readonly configurations: Pick<TelephonyConfigurationRepository, 'list'>,
+    private readonly configurations: Pick<TelephonyConfigurationRepository, 'get' | 'list'>,
     private readonly runs: Pick<RunRepository, 'listByCampaign'>,
     private readonly runViews: Pick<RunViews, 'view'>,
   ) {}
 
   async view(campaign: Campaign): Promise<CampaignView> {
-    const [workflow, configurations, logs] = await Promise.all([
+    const [workflow, configuration, logs] = await Promise.all([
       this.workflows.get(campaign.organizationId, campaign.workflowId),
-      this.configurations.list(campaign.organizationId),
+      campaign.telephonyConfigurationId === null ? null : this.configurations.get(campaign.organizationId, campaign.telephonyConfigurationId),
       this.campaigns.listLogs(campaign.organizationId, campaign.id, CAMPAIGN_LOG_LIMIT),
     ]);
-    const configuration = configurations.find((c) => c.id === campaign.telephonyConfigurationId);
     return { campaign, workflowName: workflow?.name ?? null, telephonyConfigurationName: configuration?.name ?? null, logs };
   }
 

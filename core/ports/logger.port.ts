@@ -11,6 +11,8 @@ export interface Logger {
   error(fields: LogFields, msg: string): void;
   /** A logger that adds `fields` to every line. */
   child(fields: LogFields): Logger;
+  /** Whether lines of `level` are written (lets hot paths skip building them). Absent: assume yes. */
+  isEnabled?(level: 'debug' | 'info' | 'warn' | 'error'): boolean;
 }
 
 /** A logger that writes nothing (tests, embedders who bring none). */
@@ -21,5 +23,8 @@ export const silentLogger: Logger = {
   error() {},
   child() {
     return silentLogger;
+  },
+  isEnabled() {
+    return false;
   },
 };

@@ -72,8 +72,9 @@ export class SqliteCampaignRepository implements CampaignRepository {
       campaign: db.prepare<[number, number], CampaignRow>('SELECT * FROM campaigns WHERE organization_id = ? AND id = ?'),
       list: db.prepare<[number], CampaignRow>('SELECT * FROM campaigns WHERE organization_id = ? ORDER BY created_at DESC, id DESC'),
       listByState: db.prepare<[number, string], CampaignRow>('SELECT * FROM campaigns WHERE organization_id = ? AND state = ? ORDER BY created_at DESC, id DESC'),
-      logs: db.prepare<[number, number, number], LogRow>(`SELECT * FROM (SELECT * FROM campaign_logs WHERE organization_id = ? AND campaign_id = ?
-        ORDER BY id DESC LIMIT ?) ORDER BY id ASC`),
+      // newest first straight off the (campaign_id, id) index; reversed in JS (an outer ORDER BY costs a temp b-tree)
+      logs: db.prepare<[number, number, number], LogRow>(`SELECT * FROM campaign_logs WHERE organization_id = ? AND campaign_id = ?
+        ORDER BY id DESC LIMIT ?`),
       countActiveByConfig: db.prepare<[number, number], { n: number }>(`SELECT COUNT(*) AS n FROM campaigns WHERE organization_id = ?
         AND telephony_configuration_id = ? AND state IN ('draft', 'running', 'paused')`),
       running: db.prepare<[], { organization_id: number; id: number }>(`SELECT organization_id, id FROM campaigns WHERE state = 'running' ORDER BY id`),
@@ -210,7 +211,7 @@ export class SqliteCampaignRepository implements CampaignRepository {
   }
 
   async listLogs(organizationId: number, campaignId: number, limit: number) {
-    return this.q.logs.all(organizationId, campaignId, limit).map(logFromRow);
+    return this.q.logs.all(organizationId, campaignId, limit).reverse().map(logFromRow);
   }
 
   async countActiveUsingTelephonyConfiguration(organizationId: number, telephonyConfigurationId: number) {
