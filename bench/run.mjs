@@ -63,10 +63,11 @@ const render = {
       ['time ms (upload / create)', `${fmt(r.ours.total_ms, 0)} (${fmt(r.ours.upload_ms, 0)} / ${fmt(r.ours.create_ms, 0)})`, fmt(r.reference.parse_ms, 0), '', ''],
       ['extra resident memory MB (peak − before)', fmt(r.ours.extra_rss_mb, 1), '', '', `≤ ${r.target_extra_rss_mb}: ${yes(r.ours.extra_rss_mb <= r.target_extra_rss_mb)}`],
     ]),
-  memory: (r) => `${r.campaigns} campaigns with one one-minute slot on another day, started (${r.running} running, ${r.runs_started} calls started on a sample campaign); heap and RSS after GC before and after starting them. RSS moves by whole pages and includes allocator noise; the heap figure is the campaign cost.\n\n`
+  memory: (r) => `Two batches of ${r.campaigns} campaigns with one one-minute slot on another day, started one batch after the other (${r.running} running, ${r.runs_started} calls started on a sample campaign); heap and RSS after GC before the first batch, after it, and after the second. The first batch also pays one-time costs (code and caches warmed by the first dispatches); the second batch is what one more idle campaign costs. RSS moves by whole pages and includes allocator noise; the heap figure is the campaign cost.\n\n`
     + table(['measure', 'ours', 'target met'], [
-      ['heap bytes per running campaign', fmt(r.heap_bytes_per_campaign, 0), `≤ ${r.target_bytes}: ${yes(r.heap_bytes_per_campaign <= r.target_bytes)}`],
-      ['RSS bytes per running campaign', fmt(r.rss_bytes_per_campaign, 0), ''],
+      ['heap bytes per running campaign (second batch: the cost of one more)', fmt(r.heap_bytes_per_campaign, 0), `≤ ${r.target_bytes}: ${yes(r.heap_bytes_per_campaign <= r.target_bytes)}`],
+      ['heap bytes per running campaign (first batch, with one-time costs)', fmt(r.first_batch_heap_bytes_per_campaign, 0), ''],
+      ['RSS bytes per running campaign (second batch / first batch)', `${fmt(r.rss_bytes_per_campaign, 0)} / ${fmt(r.first_batch_rss_bytes_per_campaign, 0)}`, ''],
       ['active timers before → after', `${r.timers_before} → ${r.timers_after}`, `no timer per campaign: ${yes(r.timers_after - r.timers_before < r.campaigns)}`],
     ]),
 };
