@@ -5,35 +5,79 @@
 export * from './errors.js';
 
 // ports
+export * from './ports/campaign.repository.port.js';
 export * from './ports/clock.port.js';
-export * from './ports/crypto.port.js';
-export * from './ports/logger.port.js';
-export * from './ports/rate-limiter.port.js';
-export * from './ports/identity.repository.port.js';
-export * from './ports/object-store.port.js';
-export * from './ports/job-scheduler.port.js';
 export * from './ports/contact-list-parser.port.js';
+export * from './ports/contact-sheet-reader.port.js';
+export * from './ports/crypto.port.js';
+export * from './ports/identity.repository.port.js';
+export * from './ports/job-scheduler.port.js';
+export * from './ports/logger.port.js';
+export * from './ports/object-store.port.js';
+export * from './ports/organization-settings.repository.port.js';
 export * from './ports/phone-address-normalizer.port.js';
-export * from './ports/workflow.repository.port.js';
+export * from './ports/phone-number.repository.port.js';
+export * from './ports/rate-limiter.port.js';
 export * from './ports/run.repository.port.js';
+export * from './ports/telephony-configuration-usage.port.js';
+export * from './ports/telephony-configuration.repository.port.js';
+export * from './ports/telephony-provider-catalog.port.js';
 export * from './ports/telephony-provider.port.js';
+export * from './ports/upload.repository.port.js';
+export * from './ports/usage.repository.port.js';
+export * from './ports/workflow.repository.port.js';
 
 // identity
+export * from './identity/api-keys.use-case.js';
+export * from './identity/authenticate.use-case.js';
 export * from './identity/identity.js';
+export * from './identity/log-in.use-case.js';
 export * from './identity/session-issuer.js';
 export * from './identity/sign-up.use-case.js';
-export * from './identity/log-in.use-case.js';
-export * from './identity/authenticate.use-case.js';
-export * from './identity/api-keys.use-case.js';
 
 // workflows and runs
-export * from './workflows/workflow-definition.js';
-export * from './workflows/workflow-definition.schema.js';
-export * from './workflows/validate-workflow-definition.js';
+export * from './workflows/ensure-workflow-can-receive-calls.use-case.js';
 export * from './workflows/example-definition.js';
+export * from './workflows/validate-workflow-definition.js';
+export * from './workflows/workflow-definition.schema.js';
+export * from './workflows/workflow-definition.js';
 export * from './workflows/workflow.js';
+export * from './workflows/workflows.use-case.js';
+export * from './runs/run-status.js';
 export * from './runs/run.js';
+export * from './runs/runs.use-case.js';
 
-// telephony and campaigns
+// telephony and calls
+export * from './telephony/credential-mask.js';
+export * from './telephony/credential-vault.js';
+export * from './telephony/phone-number.js';
+export * from './telephony/phone-numbers.use-case.js';
+export * from './telephony/provider-instances.js';
 export * from './telephony/provider-manifest.js';
+export * from './telephony/telephony-configuration.js';
+export * from './telephony/telephony-configurations.use-case.js';
+export * from './calls/answer-outbound-call.use-case.js';
+export * from './calls/apply-call-status.use-case.js';
+export * from './calls/call-outcome-listener.js';
+export * from './calls/media-recording.js';
+export * from './calls/media-session.js';
+export * from './calls/media-streams.use-case.js';
+export * from './calls/media-token.js';
+export * from './calls/media-wav.js';
+export * from './calls/provider-webhooks.use-case.js';
+export * from './calls/receive-inbound-call.use-case.js';
+
+// campaigns and uploads
+export * from './campaigns/campaign-engine.js';
+export * from './campaigns/campaign.js';
+export * from './campaigns/campaigns.use-case.js';
 export * from './campaigns/schedule.js';
+export * from './uploads/uploads.use-case.js';
+
+// usage
+export * from './usage/organization-settings.js';
+export * from './usage/organization-settings.use-case.js';
+export * from './usage/usage-csv.js';
+export * from './usage/usage-query.js';
+export * from './usage/usage-report.use-case.js';
+export * from './usage/usage.js';

@@ -1,10 +1,20 @@
 /**
  * `callplane/testing`: what an embedder or plugin author needs to prove their own adapter or provider: the
- * shared contract suites every built-in adapter runs, and the local fakes of provider APIs. The suites use
- * jest (`@jest/globals`); call them from a `*.test.ts` file.
+ * shared contract suites every built-in adapter runs, and the local fakes of provider APIs and of MongoDB's
+ * driver. The suites use jest (`@jest/globals`); call them from a `*.test.ts` file.
  */
+export * from './contracts/campaign.repository.contract.js';
 export * from './contracts/identity.repository.contract.js';
 export * from './contracts/job-repository.contract.js';
-export * from './fakes/mongo/mongo-double.js';
+export * from './contracts/run.repository.contract.js';
+export * from './contracts/telephony-provider.contract.js';
+export * from './contracts/telephony.repository.contract.js';
+export * from './contracts/usage.repository.contract.js';
+export * from './contracts/workflow.repository.contract.js';
 export * from './fakes/ari/fake-ari-server.js';
+export * from './fakes/mongo/mongo-double.js';
+export * from './fakes/mongo/mongo-target.js';
+export * from './fakes/plivo/fake-plivo-server.js';
+export * from './fakes/telnyx/fake-telnyx-server.js';
 export * from './fakes/twilio/fake-twilio-server.js';
+export * from './fakes/vonage/fake-vonage-server.js';
