@@ -28,6 +28,8 @@ export type { RunStatus } from '../core/runs/run.js';
 export type { Logger } from '../core/ports/logger.port.js';
 export { ProviderApiError } from '../core/errors.js';
 export { maskSecret } from '../core/telephony/credential-mask.js';
+export { parseRetryAfter, providerHttp, retryDelayMs } from './provider-http.js';
+export type { ProviderHttp, ProviderHttpOptions, ProviderHttpRequest, ProviderHttpResponse, RetryPolicy } from './provider-http.js';
 
 /** Field names the host owns inside `config`; a manifest may not declare them. */
 export const RESERVED_FIELD_NAMES = ['provider', 'from_numbers'] as const;

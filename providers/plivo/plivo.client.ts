@@ -4,11 +4,13 @@
  *
  * - Auth: HTTP Basic `auth_id:auth_token`; every resource lives under `/v1/Account/{auth_id}/` and ends in `/`;
  *   JSON bodies; errors are `{api_id, error}` (a string or an object of field messages).
- * - 429 Too Many Requests is retried with exponential backoff honouring `Retry-After`, bounded by `maxRetries`
- *   and `maxRetryDelayMs` (a 429 means the request was not processed, so repeating a call request is safe).
+ * - Transport (the SDK's `providerHttp`): 429 Too Many Requests is retried with exponential backoff honouring
+ *   `Retry-After`, bounded by `maxRetries` and `maxRetryDelayMs` (a 429 means the request was not processed, so
+ *   repeating a call request is safe); an unreadable 2xx answer is an error.
  * - `baseUrl` replaces https://api.plivo.com (tests point it at test/fakes/plivo).
  */
 import { ProviderApiError } from '../../core/errors.js';
+import { providerHttp, type ProviderHttp, type ProviderHttpRequest } from '../../plugins/sdk.js';
 
 export interface PlivoClientOptions {
   authId: string;
@@ -71,17 +73,20 @@ const NOT_FOUND = Symbol('plivo-not-found');
 export const plivoNumber = (e164: string): string => e164.replace(/[^0-9]/g, '');
 
 export class PlivoClient {
-  private readonly base: string;
-  private readonly fetchImpl: typeof fetch;
-  private readonly sleep: (ms: number) => Promise<void>;
-  private readonly authorization: string;
+  private readonly http: ProviderHttp;
 
-  constructor(private readonly opts: PlivoClientOptions) {
+  constructor(opts: PlivoClientOptions) {
     if (!opts.authId || !opts.authToken) throw new ProviderApiError('plivo', 'A Plivo Auth ID and Auth Token are required');
-    this.base = `${(opts.baseUrl ?? PLIVO_API_ORIGIN).replace(/\/+$/, '')}/v1/Account/${encodeURIComponent(opts.authId)}`;
-    this.fetchImpl = opts.fetch ?? fetch;
-    this.sleep = opts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
-    this.authorization = `Basic ${Buffer.from(`${opts.authId}:${opts.authToken}`, 'utf8').toString('base64')}`;
+    const { authId, authToken, baseUrl, ...transport } = opts;
+    const authorization = `Basic ${Buffer.from(`${authId}:${authToken}`, 'utf8').toString('base64')}`;
+    this.http = providerHttp({
+      ...transport,
+      provider: 'plivo',
+      name: 'Plivo',
+      baseUrl: `${(baseUrl ?? PLIVO_API_ORIGIN).replace(/\/+$/, '')}/v1/Account/${encodeURIComponent(authId)}`,
+      headers: () => ({ authorization }),
+      errorDetail: (body) => errorText(body, authToken),
+    });
   }
 
   /** Makes a call (POST /Call/). Returns Plivo's request id; the call's own id (CallUUID) arrives in its callbacks. */
@@ -106,7 +111,7 @@ export class PlivoClient {
         body.machine_detection_method = 'POST';
       }
     }
-    const data = obj(await this.request('make call', 'POST', '/Call/', body));
+    const data = obj(await this.request('make call', 'POST', '/Call/', { json: body }));
     const requestUuid = Array.isArray(data.request_uuid) ? data.request_uuid[0] : data.request_uuid;
     if (typeof requestUuid !== 'string' || !requestUuid) throw new ProviderApiError('plivo', 'Plivo make call returned no request_uuid', true);
     return { requestUuid };
@@ -114,142 +119,85 @@ export class PlivoClient {
 
   /** Hangs up a live call (DELETE /Call/{uuid}/). Idempotent: a call Plivo no longer has is `'not_found'`. */
   async hangupCall(callUuid: string): Promise<'ok' | 'not_found'> {
-    return this.orNotFound(() => this.request('hang up call', 'DELETE', `/Call/${encodeURIComponent(callUuid)}/`, undefined, [404]).then(() => 'ok' as const), 'not_found' as const);
+    const data = await this.request('hang up call', 'DELETE', `/Call/${encodeURIComponent(callUuid)}/`, { notFoundStatuses: [404] });
+    return data === NOT_FOUND ? 'not_found' : 'ok';
   }
 
   /** Cancels a call that is not answered yet by its request id (DELETE /Request/{uuid}/); `'not_found'` when it is gone. */
   async cancelRequest(requestUuid: string): Promise<'ok' | 'not_found'> {
-    return this.orNotFound(() => this.request('cancel call request', 'DELETE', `/Request/${encodeURIComponent(requestUuid)}/`, undefined, [404]).then(() => 'ok' as const), 'not_found' as const);
+    const data = await this.request('cancel call request', 'DELETE', `/Request/${encodeURIComponent(requestUuid)}/`, { notFoundStatuses: [404] });
+    return data === NOT_FOUND ? 'not_found' : 'ok';
   }
 
   /** The record of an ended call (GET /Call/{uuid}/); null when Plivo has none (unknown, or still live). */
   async getCall(callUuid: string): Promise<PlivoCallRecord | null> {
-    return this.orNotFound(async () => {
-      const d = obj(await this.request('fetch call', 'GET', `/Call/${encodeURIComponent(callUuid)}/`, undefined, [404]));
-      const duration = toInt(d.call_duration ?? d.duration);
-      return {
-        callUuid: typeof d.call_uuid === 'string' ? d.call_uuid : callUuid,
-        ...(duration !== null ? { durationSeconds: duration } : {}),
-        hangupCauseName: typeof d.hangup_cause_name === 'string' && d.hangup_cause_name ? d.hangup_cause_name : null,
-        hangupCauseCode: toInt(d.hangup_cause_code),
-        answered: typeof d.answer_time === 'string' && d.answer_time.length > 0,
-        callState: typeof d.call_state === 'string' ? d.call_state : null,
-      };
-    }, null);
+    const data = await this.request('fetch call', 'GET', `/Call/${encodeURIComponent(callUuid)}/`, { notFoundStatuses: [404] });
+    if (data === NOT_FOUND) return null;
+    const d = obj(data);
+    const duration = toInt(d.call_duration ?? d.duration);
+    return {
+      callUuid: typeof d.call_uuid === 'string' ? d.call_uuid : callUuid,
+      ...(duration !== null ? { durationSeconds: duration } : {}),
+      hangupCauseName: typeof d.hangup_cause_name === 'string' && d.hangup_cause_name ? d.hangup_cause_name : null,
+      hangupCauseCode: toInt(d.hangup_cause_code),
+      answered: typeof d.answer_time === 'string' && d.answer_time.length > 0,
+      callState: typeof d.call_state === 'string' ? d.call_state : null,
+    };
   }
 
   /** A live call's status (GET /Call/{uuid}/?status=live); null when it is not live. */
   async getLiveCall(callUuid: string): Promise<{ callUuid: string; callStatus: string } | null> {
-    return this.orNotFound(async () => {
-      const d = obj(await this.request('fetch live call', 'GET', `/Call/${encodeURIComponent(callUuid)}/?status=live`, undefined, [404]));
-      return { callUuid: typeof d.call_uuid === 'string' ? d.call_uuid : callUuid, callStatus: typeof d.call_status === 'string' ? d.call_status : 'in-progress' };
-    }, null);
+    const data = await this.request('fetch live call', 'GET', `/Call/${encodeURIComponent(callUuid)}/`, { query: { status: 'live' }, notFoundStatuses: [404] });
+    if (data === NOT_FOUND) return null;
+    const d = obj(data);
+    return { callUuid: typeof d.call_uuid === 'string' ? d.call_uuid : callUuid, callStatus: typeof d.call_status === 'string' ? d.call_status : 'in-progress' };
   }
 
   /** The account's number (GET /Number/{number}/); null when the account does not have it. */
   async getNumber(e164: string): Promise<PlivoNumber | null> {
-    return this.orNotFound(async () => toNumber(obj(await this.request('fetch number', 'GET', `/Number/${plivoNumber(e164)}/`, undefined, [404])), e164), null);
+    const data = await this.request('fetch number', 'GET', `/Number/${plivoNumber(e164)}/`, { notFoundStatuses: [404] });
+    return data === NOT_FOUND ? null : toNumber(obj(data), e164);
   }
 
   /** Links a number to an application (POST /Number/{number}/ with app_id). */
   async linkNumber(e164: string, appId: string): Promise<void> {
-    await this.request('update number', 'POST', `/Number/${plivoNumber(e164)}/`, { app_id: appId });
+    await this.request('update number', 'POST', `/Number/${plivoNumber(e164)}/`, { json: { app_id: appId } });
   }
 
   /** The application (GET /Application/{id}/); null when unknown. */
   async getApplication(appId: string): Promise<PlivoApplication | null> {
-    return this.orNotFound(async () => {
-      const d = obj(await this.request('fetch application', 'GET', `/Application/${encodeURIComponent(appId)}/`, undefined, [404]));
-      return {
-        appId: typeof d.app_id === 'string' ? d.app_id : appId,
-        appName: typeof d.app_name === 'string' ? d.app_name : '',
-        answerUrl: typeof d.answer_url === 'string' && d.answer_url ? d.answer_url : null,
-        answerMethod: typeof d.answer_method === 'string' ? d.answer_method : null,
-      };
-    }, null);
+    const data = await this.request('fetch application', 'GET', `/Application/${encodeURIComponent(appId)}/`, { notFoundStatuses: [404] });
+    if (data === NOT_FOUND) return null;
+    const d = obj(data);
+    return {
+      appId: typeof d.app_id === 'string' ? d.app_id : appId,
+      appName: typeof d.app_name === 'string' ? d.app_name : '',
+      answerUrl: typeof d.answer_url === 'string' && d.answer_url ? d.answer_url : null,
+      answerMethod: typeof d.answer_method === 'string' ? d.answer_method : null,
+    };
   }
 
   /** Points the application's answer URL at `answerUrl` (POST, modify application). */
   async setApplicationAnswerUrl(appId: string, answerUrl: string): Promise<void> {
-    await this.request('update application', 'POST', `/Application/${encodeURIComponent(appId)}/`, { answer_url: answerUrl, answer_method: 'POST' });
+    await this.request('update application', 'POST', `/Application/${encodeURIComponent(appId)}/`, { json: { answer_url: answerUrl, answer_method: 'POST' } });
   }
 
   // ---------------------------------------------------------------------------------------------------------
 
-  private async orNotFound<T, F>(run: () => Promise<T>, fallback: F): Promise<T | F> {
-    try {
-      return await run();
-    } catch (err) {
-      if (err === NOT_FOUND) return fallback;
-      throw err;
-    }
+  /** The answer's JSON body, or NOT_FOUND for a status in `notFoundStatuses`. */
+  private async request(what: string, method: string, path: string, req: Omit<ProviderHttpRequest, 'what'> = {}): Promise<unknown> {
+    const res = await this.http.request(method, path, { ...req, what });
+    return res.notFound ? NOT_FOUND : res.body;
   }
-
-  private async request(what: string, method: string, path: string, body?: unknown, notFoundStatuses: number[] = []): Promise<unknown> {
-    const maxRetries = Math.max(0, this.opts.maxRetries ?? 3);
-    for (let attempt = 0; ; attempt++) {
-      let res: Response;
-      try {
-        res = await this.fetchImpl(this.base + path, {
-          method,
-          headers: {
-            authorization: this.authorization,
-            accept: 'application/json',
-            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-          },
-          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-          signal: AbortSignal.timeout(this.opts.timeoutMs ?? 15_000),
-        });
-      } catch (err) {
-        const cause = (err as { cause?: { code?: unknown } })?.cause?.code ?? (err as { name?: unknown })?.name;
-        throw new ProviderApiError('plivo', `Plivo ${what} failed: API unreachable (${typeof cause === 'string' ? cause : 'network error'})`, true);
-      }
-      if (res.status === 429 && attempt < maxRetries) {
-        await res.body?.cancel().catch(() => undefined);
-        await this.sleep(this.retryDelay(attempt, res.headers.get('retry-after')));
-        continue;
-      }
-      const text = await res.text().catch(() => '');
-      if (res.ok) {
-        if (!text) return null;
-        try {
-          return JSON.parse(text) as unknown;
-        } catch {
-          throw new ProviderApiError('plivo', `Plivo ${what} returned an unreadable answer (HTTP ${res.status})`, true);
-        }
-      }
-      if (notFoundStatuses.includes(res.status)) throw NOT_FOUND;
-      throw new ProviderApiError('plivo', `Plivo ${what} failed (HTTP ${res.status}${errorText(text, this.opts.authToken)})`, res.status === 429 || res.status >= 500);
-    }
-  }
-
-  private retryDelay(attempt: number, retryAfter: string | null): number {
-    const max = this.opts.maxRetryDelayMs ?? 10_000;
-    const given = parseRetryAfter(retryAfter);
-    return Math.min(max, given ?? (this.opts.retryBaseDelayMs ?? 500) * 2 ** attempt);
-  }
-}
-
-/** Retry-After as delay-seconds or an HTTP date → ms; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null | undefined): number | undefined {
-  if (!value) return undefined;
-  const text = value.trim();
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /** `: <error>` from Plivo's error body (a string, or field → message), with the auth token removed. */
-function errorText(text: string, authToken: string): string {
+function errorText(body: unknown, authToken: string): string {
   let message = '';
-  try {
-    const error = (JSON.parse(text) as { error?: unknown }).error;
-    if (typeof error === 'string') message = error;
-    else if (error && typeof error === 'object') {
-      message = Object.entries(error as Record<string, unknown>).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`).join('; ');
-    }
-  } catch {
-    return '';
+  const error = body !== null && body !== undefined ? (body as { error?: unknown }).error : undefined;
+  if (typeof error === 'string') message = error;
+  else if (error && typeof error === 'object') {
+    message = Object.entries(error as Record<string, unknown>).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`).join('; ');
   }
   return message ? `: ${message}`.split(authToken).join('***').slice(0, 500) : '';
 }

@@ -4,11 +4,13 @@
  *
  * - Auth: `Authorization: Bearer <api_key>`; JSON bodies; responses wrap the resource in `data`; errors are
  *   `{errors: [{code, title, detail}]}`.
- * - 429 Too Many Requests is retried with exponential backoff honouring `Retry-After`, bounded by `maxRetries`
- *   and `maxRetryDelayMs` (a 429 means the request was not processed, so repeating a dial is safe).
+ * - Transport (the SDK's `providerHttp`): 429 Too Many Requests is retried with exponential backoff honouring
+ *   `Retry-After`, bounded by `maxRetries` and `maxRetryDelayMs` (a 429 means the request was not processed, so
+ *   repeating a dial is safe); an unreadable 2xx answer is an error.
  * - `baseUrl` replaces https://api.telnyx.com (tests point it at test/fakes/telnyx).
  */
 import { ProviderApiError } from '../../core/errors.js';
+import { providerHttp, type ProviderHttp, type ProviderHttpRequest } from '../../plugins/sdk.js';
 
 export interface TelnyxClientOptions {
   apiKey: string;
@@ -65,15 +67,19 @@ const TELNYX_API_ORIGIN = 'https://api.telnyx.com';
 const NOT_FOUND = Symbol('telnyx-not-found');
 
 export class TelnyxClient {
-  private readonly base: string;
-  private readonly fetchImpl: typeof fetch;
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly http: ProviderHttp;
 
-  constructor(private readonly opts: TelnyxClientOptions) {
+  constructor(opts: TelnyxClientOptions) {
     if (!opts.apiKey) throw new ProviderApiError('telnyx', 'A Telnyx API key is required');
-    this.base = (opts.baseUrl ?? TELNYX_API_ORIGIN).replace(/\/+$/, '');
-    this.fetchImpl = opts.fetch ?? fetch;
-    this.sleep = opts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    const { apiKey, baseUrl, ...transport } = opts;
+    this.http = providerHttp({
+      ...transport,
+      provider: 'telnyx',
+      name: 'Telnyx',
+      baseUrl: baseUrl ?? TELNYX_API_ORIGIN,
+      headers: () => ({ authorization: `Bearer ${apiKey}` }),
+      errorDetail: (body) => errorText(body, apiKey),
+    });
   }
 
   /** Dials (POST /v2/calls). Throws ProviderApiError (retryable for 429 after retries, 5xx, network). */
@@ -93,7 +99,7 @@ export class TelnyxClient {
     if (req.timeoutSecs !== undefined) body.timeout_secs = Math.round(req.timeoutSecs);
     if (req.clientState) body.client_state = req.clientState;
     if (req.commandId) body.command_id = req.commandId;
-    const data = await this.request('dial', 'POST', '/v2/calls', body);
+    const data = await this.request('dial', 'POST', '/v2/calls', { json: body });
     return toCall(data);
   }
 
@@ -102,7 +108,7 @@ export class TelnyxClient {
     const body: Record<string, unknown> = { stream_url: req.streamUrl, stream_track: 'both_tracks', webhook_url: req.webhookUrl, webhook_url_method: 'POST' };
     if (req.clientState) body.client_state = req.clientState;
     if (req.commandId) body.command_id = req.commandId;
-    await this.request('answer call', 'POST', `/v2/calls/${encodeURIComponent(callControlId)}/actions/answer`, body);
+    await this.request('answer call', 'POST', `/v2/calls/${encodeURIComponent(callControlId)}/actions/answer`, { json: body });
   }
 
   /**
@@ -110,28 +116,19 @@ export class TelnyxClient {
    * ended") is `'not_found'`.
    */
   async hangup(callControlId: string): Promise<'ok' | 'not_found'> {
-    try {
-      await this.request('hang up call', 'POST', `/v2/calls/${encodeURIComponent(callControlId)}/actions/hangup`, {}, [404, 422]);
-      return 'ok';
-    } catch (err) {
-      if (err === NOT_FOUND) return 'not_found';
-      throw err;
-    }
+    const data = await this.request('hang up call', 'POST', `/v2/calls/${encodeURIComponent(callControlId)}/actions/hangup`, { json: {}, notFoundStatuses: [404, 422] });
+    return data === NOT_FOUND ? 'not_found' : 'ok';
   }
 
   /** A call's live state (GET /v2/calls/{id}); null when Telnyx does not know it. */
   async getCall(callControlId: string): Promise<TelnyxCall | null> {
-    try {
-      return toCall(await this.request('fetch call', 'GET', `/v2/calls/${encodeURIComponent(callControlId)}`, undefined, [404]));
-    } catch (err) {
-      if (err === NOT_FOUND) return null;
-      throw err;
-    }
+    const data = await this.request('fetch call', 'GET', `/v2/calls/${encodeURIComponent(callControlId)}`, { notFoundStatuses: [404] });
+    return data === NOT_FOUND ? null : toCall(data);
   }
 
   /** The account's number with exactly this E.164 address; null when it has none. */
   async findPhoneNumber(e164: string): Promise<TelnyxPhoneNumber | null> {
-    const data = await this.request('list phone numbers', 'GET', `/v2/phone_numbers?${new URLSearchParams({ 'filter[phone_number]': e164, 'page[size]': '20' })}`);
+    const data = await this.request('list phone numbers', 'GET', '/v2/phone_numbers', { query: { 'filter[phone_number]': e164, 'page[size]': '20' } });
     const list = Array.isArray(data) ? data : [];
     const match = list.map(toNumber).find((n) => n?.phoneNumber === e164);
     return match ?? null;
@@ -139,98 +136,46 @@ export class TelnyxClient {
 
   /** Moves a number to a connection (PATCH /v2/phone_numbers/{id}). */
   async setPhoneNumberConnection(id: string, connectionId: string): Promise<TelnyxPhoneNumber> {
-    const n = toNumber(await this.request('update phone number', 'PATCH', `/v2/phone_numbers/${encodeURIComponent(id)}`, { connection_id: connectionId }));
+    const n = toNumber(await this.request('update phone number', 'PATCH', `/v2/phone_numbers/${encodeURIComponent(id)}`, { json: { connection_id: connectionId } }));
     if (!n) throw new ProviderApiError('telnyx', 'Telnyx update phone number returned no number', true);
     return n;
   }
 
   /** The Call Control application (its webhook URL); null when unknown. */
   async getApplication(id: string): Promise<TelnyxApplication | null> {
-    try {
-      return toApplication(await this.request('fetch call control application', 'GET', `/v2/call_control_applications/${encodeURIComponent(id)}`, undefined, [404]));
-    } catch (err) {
-      if (err === NOT_FOUND) return null;
-      throw err;
-    }
+    const data = await this.request('fetch call control application', 'GET', `/v2/call_control_applications/${encodeURIComponent(id)}`, { notFoundStatuses: [404] });
+    return data === NOT_FOUND ? null : toApplication(data);
   }
 
   /** Sets the application's webhook URL (PATCH needs the name too). */
   async setApplicationWebhook(app: TelnyxApplication, webhookEventUrl: string): Promise<TelnyxApplication> {
     const data = await this.request('update call control application', 'PATCH', `/v2/call_control_applications/${encodeURIComponent(app.id)}`, {
-      application_name: app.applicationName,
-      webhook_event_url: webhookEventUrl,
-      webhook_api_version: '2',
+      json: { application_name: app.applicationName, webhook_event_url: webhookEventUrl, webhook_api_version: '2' },
     });
     return toApplication(data) ?? { ...app, webhookEventUrl };
   }
 
   // ---------------------------------------------------------------------------------------------------------
 
-  private async request(what: string, method: string, path: string, body?: unknown, notFoundStatuses: number[] = []): Promise<unknown> {
-    const maxRetries = Math.max(0, this.opts.maxRetries ?? 3);
-    for (let attempt = 0; ; attempt++) {
-      let res: Response;
-      try {
-        res = await this.fetchImpl(this.base + path, {
-          method,
-          headers: {
-            authorization: `Bearer ${this.opts.apiKey}`,
-            accept: 'application/json',
-            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-          },
-          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-          signal: AbortSignal.timeout(this.opts.timeoutMs ?? 15_000),
-        });
-      } catch (err) {
-        const cause = (err as { cause?: { code?: unknown } })?.cause?.code ?? (err as { name?: unknown })?.name;
-        throw new ProviderApiError('telnyx', `Telnyx ${what} failed: API unreachable (${typeof cause === 'string' ? cause : 'network error'})`, true);
-      }
-      if (res.status === 429 && attempt < maxRetries) {
-        await res.body?.cancel().catch(() => undefined);
-        await this.sleep(this.retryDelay(attempt, res.headers.get('retry-after')));
-        continue;
-      }
-      const text = await res.text().catch(() => '');
-      if (res.ok) {
-        if (!text) return null;
-        try {
-          return (JSON.parse(text) as { data?: unknown }).data ?? null;
-        } catch {
-          throw new ProviderApiError('telnyx', `Telnyx ${what} returned an unreadable answer (HTTP ${res.status})`, true);
-        }
-      }
-      if (notFoundStatuses.includes(res.status)) throw NOT_FOUND;
-      throw new ProviderApiError('telnyx', `Telnyx ${what} failed (HTTP ${res.status}${errorText(text, this.opts.apiKey)})`, res.status === 429 || res.status >= 500);
-    }
+  /** The answer's `data` (null when it has none), or NOT_FOUND for a status in `notFoundStatuses`. */
+  private async request(what: string, method: string, path: string, req: Omit<ProviderHttpRequest, 'what'> = {}): Promise<unknown> {
+    const res = await this.http.request(method, path, { ...req, what });
+    if (res.notFound) return NOT_FOUND;
+    if (!res.text) return null;
+    // A JSON `null` has no `data` to read: unreadable, like a body that is not JSON.
+    if (res.body === null) throw new ProviderApiError('telnyx', `Telnyx ${what} returned an unreadable answer (HTTP ${res.status})`, true);
+    return (res.body as { data?: unknown }).data ?? null;
   }
-
-  private retryDelay(attempt: number, retryAfter: string | null): number {
-    const max = this.opts.maxRetryDelayMs ?? 10_000;
-    const given = parseRetryAfter(retryAfter);
-    return Math.min(max, given ?? (this.opts.retryBaseDelayMs ?? 500) * 2 ** attempt);
-  }
-}
-
-/** Retry-After as delay-seconds or an HTTP date → ms; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null | undefined): number | undefined {
-  if (!value) return undefined;
-  const text = value.trim();
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /** `, error <code>: <title>: <detail>` from Telnyx's error body, with the API key removed. */
-function errorText(text: string, apiKey: string): string {
-  try {
-    const first = (JSON.parse(text) as { errors?: Array<{ code?: unknown; title?: unknown; detail?: unknown }> }).errors?.[0];
-    if (!first) return '';
-    const parts = [first.title, first.detail].filter((x): x is string => typeof x === 'string' && x.length > 0);
-    const code = typeof first.code === 'string' || typeof first.code === 'number' ? `, error ${first.code}` : '';
-    return `${code}${parts.length ? `: ${parts.join(': ')}` : ''}`.split(apiKey).join('***').slice(0, 500);
-  } catch {
-    return '';
-  }
+function errorText(body: unknown, apiKey: string): string {
+  if (body === null || body === undefined) return '';
+  const first = (body as { errors?: Array<{ code?: unknown; title?: unknown; detail?: unknown }> }).errors?.[0];
+  if (!first) return '';
+  const parts = [first.title, first.detail].filter((x): x is string => typeof x === 'string' && x.length > 0);
+  const code = typeof first.code === 'string' || typeof first.code === 'number' ? `, error ${first.code}` : '';
+  return `${code}${parts.length ? `: ${parts.join(': ')}` : ''}`.split(apiKey).join('***').slice(0, 500);
 }
 
 function toCall(data: unknown): TelnyxCall {

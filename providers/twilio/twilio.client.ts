@@ -13,6 +13,7 @@ import twilio from 'twilio';
 import type SdkRequestClient from 'twilio/lib/base/RequestClient.js';
 import type * as SdkResponseModule from 'twilio/lib/http/response.js';
 import { ProviderApiError } from '../../core/errors.js';
+import { retryDelayMs } from '../../plugins/sdk.js';
 
 export interface TwilioClientOptions {
   accountSid: string;
@@ -99,20 +100,10 @@ class CallplaneRequestClient extends twilio.RequestClient {
     }
   }
 
+  /** Retry-After or the backoff, capped (the SDK's `retryDelayMs`, as the fetch-based clients wait). */
   private delay(attempt: number, headers: Record<string, unknown> | undefined): number {
-    const retryAfter = parseRetryAfter(headers?.['retry-after'] ?? headers?.['Retry-After']);
-    const backoff = this.retry.baseDelayMs * 2 ** attempt;
-    return Math.min(this.retry.maxDelayMs, retryAfter ?? backoff);
+    return retryDelayMs(attempt, headers?.['retry-after'] ?? headers?.['Retry-After'], { retryBaseDelayMs: this.retry.baseDelayMs, maxRetryDelayMs: this.retry.maxDelayMs });
   }
-}
-
-/** Retry-After as delay-seconds or an HTTP date → milliseconds; undefined when absent or unreadable. */
-function parseRetryAfter(value: unknown): number | undefined {
-  if (typeof value !== 'string' && typeof value !== 'number') return undefined;
-  const text = String(value).trim();
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 export class TwilioClient {
