@@ -4,20 +4,16 @@
  * "outbound", "payload": "<base64>"}`, `{"event": "mark", "name"}`, `{"event": "stop"}`. The token is `?token=`
  * on the URL. Pure; never throws.
  */
+import { readJsonMessage } from '../../core/calls/media-json-framing.js';
 import { MULAW_8K_MONO, type MediaFraming, type MediaMessage } from '../../core/calls/media-session.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export function parseSimulatorMediaMessage(data: Uint8Array, isBinary: boolean): MediaMessage {
   if (isBinary) return { kind: 'audio', track: 'inbound', payload: data };
-  let m: unknown;
-  try {
-    m = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
-  } catch {
-    return { kind: 'ignored', reason: 'not JSON' };
-  }
-  if (m === null || typeof m !== 'object' || Array.isArray(m)) return { kind: 'ignored', reason: 'not a JSON object' };
-  const msg = m as Record<string, unknown>;
+  const read = readJsonMessage(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
+  if ('ignored' in read) return read.ignored;
+  const msg = read.message;
   switch (msg.event) {
     case 'start':
       return {
