@@ -9,30 +9,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import WebSocket from 'ws';
-import { callUrls } from '../../core/calls/provider-webhooks.use-case.js';
-import { RunRepository } from '../../core/ports/run.repository.port.js';
-import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
-import { ProviderInstances } from '../../core/telephony/provider-instances.js';
-import { exampleWorkflowDefinition } from '../../core/workflows/example-definition.js';
-import { ProviderRegistry } from '../../plugins/provider-registry.js';
 import { BUILT_IN_PROVIDER_PLUGINS } from '../../plugins/provider-registry.builtins.js';
 import { FakePlivoServer } from '../../test/fakes/plivo/fake-plivo-server.js';
-import { startTestService, type TestService } from '../../test/support/test-service.js';
+import { BOUND, PUBLIC, startProviderE2e, UNBOUND, type ProviderE2e } from '../../test/support/provider-e2e.js';
+import type { TestService } from '../../test/support/test-service.js';
 import simulator from '../simulator/index.js';
 import { createPlivoPlugin } from './index.js';
 
-const PUBLIC = 'https://cp.example.test';
-const BOUND = '+15550001111';
-const UNBOUND = '+15550002222';
 const APP = '20372631212782780';
 
 describe('Plivo through the running service', () => {
   let fake: FakePlivoServer;
   let svc: TestService;
   let auth: { token: string };
-  let organizationId: number;
   let workflowId: number;
   let configId: number;
+  let e2e: ProviderE2e;
   let dataDir: string;
 
   /** POSTs a form to the service as Plivo does, signed over the public URL (path + query) unless headers are given. */
@@ -44,43 +36,28 @@ describe('Plivo through the running service', () => {
     });
   }
 
+  /** Creates an outbound Plivo run and places it through the provider instance, as the campaign engine does. */
   async function placeOutbound(to: string, machineDetection: boolean) {
-    const runs = svc.container.get<RunRepository>(RunRepository);
-    const configurations = svc.container.get<TelephonyConfigurationRepository>(TelephonyConfigurationRepository);
-    const workflow = (await svc.get(`/workflow/${workflowId}`, auth)).body;
-    const run = await runs.create(organizationId, {
-      workflowId, definitionId: workflow.current_definition_id, name: `Call ${to}`, mode: 'outbound', telephonyConfigurationId: configId,
-      provider: 'plivo', calledNumber: to, callerNumber: BOUND, initialContext: { called_number: to, caller_number: BOUND }, now: new Date(),
-    });
-    const configuration = await configurations.findForProviderEvent(configId);
-    const provider = svc.container.get<ProviderInstances>(ProviderInstances).forConfiguration(configuration!);
-    const placed = await provider.placeCall({
-      attemptKey: `attempt-${run.id}`, organizationId: run.organizationId, runId: run.id, to, from: BOUND,
-      ...callUrls(PUBLIC, 'plivo', run.id), machineDetection, ringTimeoutSeconds: 30,
-    });
-    return { run, requestUuid: placed.providerCallId };
+    const { run, providerCallId } = await e2e.placeOutbound(to, machineDetection);
+    return { run, requestUuid: providerCallId };
   }
 
-  const runOf = async (runId: number) => (await svc.get(`/workflow/${workflowId}/runs/${runId}`, auth)).body;
+  const runOf = (runId: number) => e2e.runOf(runId);
 
   beforeAll(async () => {
     fake = await FakePlivoServer.start({ applications: { [APP]: { answerUrl: 'https://old.example.com/answer' } }, numbers: [{ number: BOUND }, { number: UNBOUND }] });
-    const providers = ProviderRegistry.builtIn({ allowPrivateNetwork: true }, [createPlivoPlugin({ apiBaseUrl: fake.url, client: { sleep: async () => undefined } }), simulator]);
     dataDir = mkdtempSync(join(tmpdir(), 'callplane-plivo-'));
-    svc = await startTestService({ env: { CALLPLANE_PUBLIC_URL: PUBLIC, CALLPLANE_DATA_DIR: dataDir }, providers });
-    const user = await svc.signup();
-    auth = { token: user.token };
-    organizationId = user.organizationId;
-    const wf = await svc.post('/workflow/create/definition', { name: 'Receptionist', workflow_definition: exampleWorkflowDefinition }, auth);
-    expect(wf.status).toBe(200);
-    workflowId = wf.body.id;
-    const cfg = await svc.post('/organizations/telephony-configs', {
-      name: 'Plivo', config: { provider: 'plivo', auth_id: fake.authId, auth_token: fake.authToken, application_id: APP },
-    }, auth);
-    expect(cfg.status).toBe(200);
-    expect(cfg.body.credentials.auth_token).not.toBe(fake.authToken);
-    expect(cfg.body.credentials).toMatchObject({ auth_id: fake.authId, application_id: APP });
-    configId = cfg.body.id;
+    e2e = await startProviderE2e({
+      provider: 'plivo',
+      plugins: [createPlivoPlugin({ apiBaseUrl: fake.url, client: { sleep: async () => undefined } }), simulator],
+      env: { CALLPLANE_DATA_DIR: dataDir },
+      configuration: {
+        name: 'Plivo', config: { provider: 'plivo', auth_id: fake.authId, auth_token: fake.authToken, application_id: APP },
+      },
+    });
+    ({ svc, auth, workflowId, configId } = e2e);
+    expect(e2e.configBody.credentials.auth_token).not.toBe(fake.authToken);
+    expect(e2e.configBody.credentials).toMatchObject({ auth_id: fake.authId, application_id: APP });
   });
   afterAll(async () => {
     await svc?.close();

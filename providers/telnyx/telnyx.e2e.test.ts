@@ -3,28 +3,19 @@
  * the fake Telnyx API, and webhooks signed as Telnyx signs them (Ed25519 over `timestamp|raw body`).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { callUrls } from '../../core/calls/provider-webhooks.use-case.js';
-import { RunRepository } from '../../core/ports/run.repository.port.js';
-import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
-import { ProviderInstances } from '../../core/telephony/provider-instances.js';
-import { exampleWorkflowDefinition } from '../../core/workflows/example-definition.js';
-import { ProviderRegistry } from '../../plugins/provider-registry.js';
 import { FakeTelnyxServer } from '../../test/fakes/telnyx/fake-telnyx-server.js';
-import { startTestService, type TestService } from '../../test/support/test-service.js';
+import { BOUND, PUBLIC, startProviderE2e, UNBOUND, type ProviderE2e } from '../../test/support/provider-e2e.js';
+import type { TestService } from '../../test/support/test-service.js';
 import simulator from '../simulator/index.js';
 import { createTelnyxPlugin } from './index.js';
-
-const PUBLIC = 'https://cp.example.test';
-const BOUND = '+15550001111';
-const UNBOUND = '+15550002222';
 
 describe('Telnyx through the running service', () => {
   let fake: FakeTelnyxServer;
   let svc: TestService;
   let auth: { token: string };
-  let organizationId: number;
   let workflowId: number;
   let configId: number;
+  let e2e: ProviderE2e;
 
   /** POSTs an event to the service as Telnyx does; `signed` overrides the signature headers. */
   async function telnyxPost(path: string, body: unknown, signed?: { rawBody: string; headers: Record<string, string> }) {
@@ -32,42 +23,26 @@ describe('Telnyx through the running service', () => {
     return svc.request('POST', `/api/v1${path}`, { rawBody: s.rawBody, headers: s.headers });
   }
 
+  /** Creates an outbound Telnyx run and places it through the provider instance, as the campaign engine does. */
   async function placeOutbound(to: string, machineDetection: boolean) {
-    const runs = svc.container.get<RunRepository>(RunRepository);
-    const configurations = svc.container.get<TelephonyConfigurationRepository>(TelephonyConfigurationRepository);
-    const workflow = (await svc.get(`/workflow/${workflowId}`, auth)).body;
-    const run = await runs.create(organizationId, {
-      workflowId, definitionId: workflow.current_definition_id, name: `Call ${to}`, mode: 'outbound', telephonyConfigurationId: configId,
-      provider: 'telnyx', calledNumber: to, callerNumber: BOUND, initialContext: { called_number: to, caller_number: BOUND }, now: new Date(),
-    });
-    const configuration = await configurations.findForProviderEvent(configId);
-    const provider = svc.container.get<ProviderInstances>(ProviderInstances).forConfiguration(configuration!);
-    const placed = await provider.placeCall({
-      attemptKey: `attempt-${run.id}`, organizationId: run.organizationId, runId: run.id, to, from: BOUND,
-      ...callUrls(PUBLIC, 'telnyx', run.id), machineDetection, ringTimeoutSeconds: 30,
-    });
-    return { run, callControlId: placed.providerCallId };
+    const { run, providerCallId } = await e2e.placeOutbound(to, machineDetection);
+    return { run, callControlId: providerCallId };
   }
 
-  const runOf = async (runId: number) => (await svc.get(`/workflow/${workflowId}/runs/${runId}`, auth)).body;
+  const runOf = (runId: number) => e2e.runOf(runId);
 
   beforeAll(async () => {
     fake = await FakeTelnyxServer.start({ numbers: [{ phoneNumber: BOUND }, { phoneNumber: UNBOUND }] });
-    const providers = ProviderRegistry.builtIn({ allowPrivateNetwork: true }, [createTelnyxPlugin({ apiBaseUrl: fake.url, client: { sleep: async () => undefined } }), simulator]);
-    svc = await startTestService({ env: { CALLPLANE_PUBLIC_URL: PUBLIC }, providers });
-    const user = await svc.signup();
-    auth = { token: user.token };
-    organizationId = user.organizationId;
-    const wf = await svc.post('/workflow/create/definition', { name: 'Receptionist', workflow_definition: exampleWorkflowDefinition }, auth);
-    expect(wf.status).toBe(200);
-    workflowId = wf.body.id;
-    const cfg = await svc.post('/organizations/telephony-configs', {
-      name: 'Telnyx', config: { provider: 'telnyx', api_key: fake.apiKey, connection_id: fake.connectionId, webhook_public_key: fake.publicKeyBase64 },
-    }, auth);
-    expect(cfg.status).toBe(200);
-    expect(cfg.body.credentials.api_key).not.toBe(fake.apiKey);
-    expect(cfg.body.credentials.connection_id).toBe(fake.connectionId);
-    configId = cfg.body.id;
+    e2e = await startProviderE2e({
+      provider: 'telnyx',
+      plugins: [createTelnyxPlugin({ apiBaseUrl: fake.url, client: { sleep: async () => undefined } }), simulator],
+      configuration: {
+        name: 'Telnyx', config: { provider: 'telnyx', api_key: fake.apiKey, connection_id: fake.connectionId, webhook_public_key: fake.publicKeyBase64 },
+      },
+    });
+    ({ svc, auth, workflowId, configId } = e2e);
+    expect(e2e.configBody.credentials.api_key).not.toBe(fake.apiKey);
+    expect(e2e.configBody.credentials.connection_id).toBe(fake.connectionId);
   });
   afterAll(async () => {
     await svc?.close();

@@ -3,30 +3,21 @@
  * the fake Twilio API, and signed webhooks posted as Twilio would (signatures over CALLPLANE_PUBLIC_URL + path).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { callUrls } from '../../core/calls/provider-webhooks.use-case.js';
-import { RunRepository } from '../../core/ports/run.repository.port.js';
-import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
-import { exampleWorkflowDefinition } from '../../core/workflows/example-definition.js';
-import { ProviderInstances } from '../../core/telephony/provider-instances.js';
-import { ProviderRegistry } from '../../plugins/provider-registry.js';
 import ari from '../ari/index.js';
 import simulator from '../simulator/index.js';
 import { FakeTwilioServer } from '../../test/fakes/twilio/fake-twilio-server.js';
-import { startTestService, type TestService } from '../../test/support/test-service.js';
+import { BOUND, PUBLIC, startProviderE2e, UNBOUND, type ProviderE2e } from '../../test/support/provider-e2e.js';
+import type { TestService } from '../../test/support/test-service.js';
 import { computeTwilioSignature } from './twilio-signature.js';
 import { createTwilioPlugin } from './index.js';
-
-const PUBLIC = 'https://cp.example.test';
-const BOUND = '+15550001111';
-const UNBOUND = '+15550002222';
 
 describe('Twilio through the running service', () => {
   let fake: FakeTwilioServer;
   let svc: TestService;
   let auth: { token: string };
-  let organizationId: number;
   let workflowId: number;
   let configId: number;
+  let e2e: ProviderE2e;
 
   /** POSTs a form to the service as Twilio does, signed over the public URL unless a signature is given. */
   async function twilioPost(path: string, form: Record<string, string>, signature?: string) {
@@ -40,37 +31,20 @@ describe('Twilio through the running service', () => {
 
   /** Creates an outbound Twilio run and places it through the provider instance, as the campaign engine does. */
   async function placeOutbound(to: string, machineDetection: boolean) {
-    const runs = svc.container.get<RunRepository>(RunRepository);
-    const configurations = svc.container.get<TelephonyConfigurationRepository>(TelephonyConfigurationRepository);
-    const workflow = (await svc.get(`/workflow/${workflowId}`, auth)).body;
-    const run = await runs.create(organizationId, {
-      workflowId, definitionId: workflow.current_definition_id, name: `Call ${to}`, mode: 'outbound', telephonyConfigurationId: configId,
-      provider: 'twilio', calledNumber: to, callerNumber: BOUND, initialContext: { called_number: to, caller_number: BOUND }, now: new Date(),
-    });
-    const configuration = await configurations.findForProviderEvent(configId);
-    const provider = svc.container.get<ProviderInstances>(ProviderInstances).forConfiguration(configuration!);
-    const placed = await provider.placeCall({
-      attemptKey: `attempt-${run.id}`, organizationId: run.organizationId, runId: run.id, to, from: BOUND,
-      ...callUrls(PUBLIC, 'twilio', run.id), machineDetection, ringTimeoutSeconds: 30,
-    });
-    return { run, callSid: placed.providerCallId };
+    const { run, providerCallId } = await e2e.placeOutbound(to, machineDetection);
+    return { run, callSid: providerCallId };
   }
 
-  const runOf = async (runId: number) => (await svc.get(`/workflow/${workflowId}/runs/${runId}`, auth)).body;
+  const runOf = (runId: number) => e2e.runOf(runId);
 
   beforeAll(async () => {
     fake = await FakeTwilioServer.start({ numbers: [{ phoneNumber: BOUND }, { phoneNumber: UNBOUND }] });
-    const providers = ProviderRegistry.builtIn({ allowPrivateNetwork: true }, [ari, createTwilioPlugin({ apiBaseUrl: fake.url, client: { sleep: async () => undefined } }), simulator]);
-    svc = await startTestService({ env: { CALLPLANE_PUBLIC_URL: PUBLIC }, providers });
-    const user = await svc.signup();
-    auth = { token: user.token };
-    organizationId = user.organizationId;
-    const wf = await svc.post('/workflow/create/definition', { name: 'Receptionist', workflow_definition: exampleWorkflowDefinition }, auth);
-    expect(wf.status).toBe(200);
-    workflowId = wf.body.id;
-    const cfg = await svc.post('/organizations/telephony-configs', { name: 'Twilio', config: { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken } }, auth);
-    expect(cfg.status).toBe(200);
-    configId = cfg.body.id;
+    e2e = await startProviderE2e({
+      provider: 'twilio',
+      plugins: [ari, createTwilioPlugin({ apiBaseUrl: fake.url, client: { sleep: async () => undefined } }), simulator],
+      configuration: { name: 'Twilio', config: { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken } },
+    });
+    ({ svc, auth, workflowId, configId } = e2e);
   });
   afterAll(async () => {
     await svc?.close();

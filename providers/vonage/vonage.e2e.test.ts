@@ -3,52 +3,32 @@
  * the fake Vonage, and webhooks signed as Vonage signs them (HS256 JWT with the body's payload_hash).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { callUrls } from '../../core/calls/provider-webhooks.use-case.js';
-import { RunRepository } from '../../core/ports/run.repository.port.js';
-import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
-import { ProviderInstances } from '../../core/telephony/provider-instances.js';
-import { exampleWorkflowDefinition } from '../../core/workflows/example-definition.js';
-import { ProviderRegistry } from '../../plugins/provider-registry.js';
 import { FakeVonageServer } from '../../test/fakes/vonage/fake-vonage-server.js';
-import { startTestService, type TestService } from '../../test/support/test-service.js';
+import { BOUND, PUBLIC, startProviderE2e, UNBOUND, type ProviderE2e } from '../../test/support/provider-e2e.js';
+import type { TestService } from '../../test/support/test-service.js';
 import simulator from '../simulator/index.js';
 import { createVonagePlugin } from './index.js';
-
-const PUBLIC = 'https://cp.example.test';
-const BOUND = '+15550001111';
-const UNBOUND = '+15550002222';
 
 describe('Vonage through the running service', () => {
   let fake: FakeVonageServer;
   let svc: TestService;
   let auth: { token: string };
-  let organizationId: number;
   let workflowId: number;
   let configId: number;
+  let e2e: ProviderE2e;
 
   async function vonagePost(path: string, body: unknown, signed?: { rawBody: string; headers: Record<string, string> }) {
     const s = signed ?? fake.signWebhook(body);
     return svc.request('POST', `/api/v1${path}`, { rawBody: s.rawBody, headers: s.headers });
   }
 
+  /** Creates an outbound Vonage run and places it through the provider instance, as the campaign engine does. */
   async function placeOutbound(to: string, machineDetection: boolean) {
-    const runs = svc.container.get<RunRepository>(RunRepository);
-    const configurations = svc.container.get<TelephonyConfigurationRepository>(TelephonyConfigurationRepository);
-    const workflow = (await svc.get(`/workflow/${workflowId}`, auth)).body;
-    const run = await runs.create(organizationId, {
-      workflowId, definitionId: workflow.current_definition_id, name: `Call ${to}`, mode: 'outbound', telephonyConfigurationId: configId,
-      provider: 'vonage', calledNumber: to, callerNumber: BOUND, initialContext: { called_number: to, caller_number: BOUND }, now: new Date(),
-    });
-    const configuration = await configurations.findForProviderEvent(configId);
-    const provider = svc.container.get<ProviderInstances>(ProviderInstances).forConfiguration(configuration!);
-    const placed = await provider.placeCall({
-      attemptKey: `attempt-${run.id}`, organizationId: run.organizationId, runId: run.id, to, from: BOUND,
-      ...callUrls(PUBLIC, 'vonage', run.id), machineDetection, ringTimeoutSeconds: 30,
-    });
-    return { run, uuid: placed.providerCallId };
+    const { run, providerCallId } = await e2e.placeOutbound(to, machineDetection);
+    return { run, uuid: providerCallId };
   }
 
-  const runOf = async (runId: number) => (await svc.get(`/workflow/${workflowId}/runs/${runId}`, auth)).body;
+  const runOf = (runId: number) => e2e.runOf(runId);
   const event = (uuid: string, status: string, extra: Record<string, unknown> = {}) => ({
     from: '15550001111', to: '15557654321', uuid, conversation_uuid: `CON-${uuid}`, status, direction: 'outbound', timestamp: new Date().toISOString(), ...extra,
   });
@@ -57,22 +37,17 @@ describe('Vonage through the running service', () => {
     fake = await FakeVonageServer.start({
       numbers: [{ msisdn: '15550001111' }, { msisdn: '15550002222' }], answerUrl: `${PUBLIC}/api/v1/telephony/vonage/inbound`, answerMethod: 'POST',
     });
-    const providers = ProviderRegistry.builtIn({ allowPrivateNetwork: true }, [createVonagePlugin({ apiBaseUrl: fake.url, client: { sleep: async () => undefined } }), simulator]);
-    svc = await startTestService({ env: { CALLPLANE_PUBLIC_URL: PUBLIC }, providers });
-    const user = await svc.signup();
-    auth = { token: user.token };
-    organizationId = user.organizationId;
-    const wf = await svc.post('/workflow/create/definition', { name: 'Receptionist', workflow_definition: exampleWorkflowDefinition }, auth);
-    expect(wf.status).toBe(200);
-    workflowId = wf.body.id;
-    const cfg = await svc.post('/organizations/telephony-configs', {
-      name: 'Vonage',
-      config: { provider: 'vonage', application_id: fake.applicationId, api_key: fake.apiKey, api_secret: fake.apiSecret, private_key: fake.privateKeyPem, signature_secret: fake.signatureSecret },
-    }, auth);
-    expect(cfg.status).toBe(200);
-    expect(cfg.body.credentials.private_key).not.toContain('PRIVATE KEY-----\n');
-    expect(cfg.body.credentials.api_key).toBe(fake.apiKey);
-    configId = cfg.body.id;
+    e2e = await startProviderE2e({
+      provider: 'vonage',
+      plugins: [createVonagePlugin({ apiBaseUrl: fake.url, client: { sleep: async () => undefined } }), simulator],
+      configuration: {
+        name: 'Vonage',
+        config: { provider: 'vonage', application_id: fake.applicationId, api_key: fake.apiKey, api_secret: fake.apiSecret, private_key: fake.privateKeyPem, signature_secret: fake.signatureSecret },
+      },
+    });
+    ({ svc, auth, workflowId, configId } = e2e);
+    expect(e2e.configBody.credentials.private_key).not.toContain('PRIVATE KEY-----\n');
+    expect(e2e.configBody.credentials.api_key).toBe(fake.apiKey);
   });
   afterAll(async () => {
     await svc?.close();
