@@ -6,6 +6,9 @@ export default {
   testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   moduleNameMapper: {
+    // libphonenumber-js's ESM build imports JSON without an import attribute, which jest warns about on
+    // every file that loads it; its CommonJS build is the same code.
+    '^libphonenumber-js$': '<rootDir>/node_modules/libphonenumber-js/index.cjs',
     '^callplane/core$': '<rootDir>/core/index.ts',
     '^callplane/plugins/sdk$': '<rootDir>/plugins/sdk.ts',
     '^callplane/testing$': '<rootDir>/test/testing.ts',
