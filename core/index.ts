@@ -80,4 +80,5 @@ export * from './usage/organization-settings.use-case.js';
 export * from './usage/usage-csv.js';
 export * from './usage/usage-query.js';
 export * from './usage/usage-report.use-case.js';
+export * from './usage/usage-slices.js';
 export * from './usage/usage.js';

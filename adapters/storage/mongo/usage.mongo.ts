@@ -1,4 +1,5 @@
 import type { Db, Document, Filter } from 'mongodb';
+import { sliceAtOffset, sliceRanges, sumUsageTotals, type UsageSlice } from '../../../core/usage/usage-slices.js';
 import type { UsagePage, UsageRepository } from '../../../core/ports/usage.repository.port.js';
 import { EMPTY_USAGE_TOTALS, type UsageCursor, type UsageFilter, type UsageRecord, type UsageTotals } from '../../../core/usage/usage.js';
 import { Collections } from './mongo-schema.js';
@@ -50,11 +51,7 @@ export interface MongoUsageOptions {
   offsetThreshold?: number;
 }
 
-interface Slice {
-  lo: number;
-  hi: number;
-  totals: UsageTotals;
-}
+
 
 /**
  * UsageRepository on MongoDB, over the `runs` indexes on (organizationId, createdAt, _id). Totals are one
@@ -137,35 +134,22 @@ export class MongoUsageRepository implements UsageRepository {
   }
 
   private async locate(org: number, f: UsageFilter, lo: number, hi: number, offset: number): Promise<{ totals: UsageTotals; key: { c: Date; i: number } | null }> {
-    const top = await this.split(org, f, lo, hi);
-    const totals = top.reduce<UsageTotals>((t, s) => ({
-      count: t.count + s.totals.count,
-      serviceTokens: t.serviceTokens + s.totals.serviceTokens,
-      durationSeconds: t.durationSeconds + s.totals.durationSeconds,
-    }), { ...EMPTY_USAGE_TOTALS });
+    let slices = await this.split(org, f, lo, hi);
+    const totals = sumUsageTotals(slices);
     if (offset >= totals.count) return { totals, key: null };
-    let slices = top;
     let rest = offset;
     for (;;) {
-      let i = 0;
-      while (rest >= slices[i]!.totals.count) rest -= slices[i++]!.totals.count;
-      const s = slices[i]!;
-      if (s.totals.count <= this.offsetThreshold || s.lo === s.hi) return { totals, key: await this.keyAtOffset(org, f, s.lo, s.hi, rest) };
-      slices = await this.split(org, f, s.lo, s.hi);
+      const at = sliceAtOffset(slices, rest, this.offsetThreshold);
+      if (at.final) return { totals, key: await this.keyAtOffset(org, f, at.slice.lo, at.slice.hi, at.rest) };
+      rest = at.rest;
+      slices = await this.split(org, f, at.slice.lo, at.slice.hi);
     }
   }
 
   /** [lo, hi] cut into up to `sliceCount` contiguous time slices with their totals, newest first. */
-  private async split(org: number, f: UsageFilter, lo: number, hi: number): Promise<Slice[]> {
-    const width = hi - lo + 1;
-    const n = Math.min(this.sliceCount, width);
-    const bounds: number[] = [];
-    for (let k = 0; k <= n; k++) bounds.push(lo + Math.floor((width * k) / n));
-    const slices: Slice[] = [];
-    for (let k = n - 1; k >= 0; k--) {
-      const sLo = bounds[k]!, sHi = bounds[k + 1]! - 1;
-      slices.push({ lo: sLo, hi: sHi, totals: await this.aggregate(org, f, sLo, sHi) });
-    }
+  private async split(org: number, f: UsageFilter, lo: number, hi: number): Promise<UsageSlice[]> {
+    const slices: UsageSlice[] = [];
+    for (const r of sliceRanges(lo, hi, this.sliceCount)) slices.push({ ...r, totals: await this.aggregate(org, f, r.lo, r.hi) });
     return slices;
   }
 

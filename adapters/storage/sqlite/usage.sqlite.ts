@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { sliceAtOffset, sliceRanges, sumUsageTotals, type UsageSlice } from '../../../core/usage/usage-slices.js';
 import type { UsagePage, UsageRepository } from '../../../core/ports/usage.repository.port.js';
 import { EMPTY_USAGE_TOTALS, type UsageCursor, type UsageFilter, type UsageRecord, type UsageTotals } from '../../../core/usage/usage.js';
 import type { SqliteDatabase } from './database.js';
@@ -6,12 +7,7 @@ import { runFromRow, type RunRow } from './run.sqlite.js';
 
 type Params = Record<string, string | number>;
 
-/** A time range of created_at (ms, both ends inclusive) and what matches in it. */
-interface Slice {
-  lo: number;
-  hi: number;
-  totals: UsageTotals;
-}
+
 
 export interface SqliteUsageOptions {
   /** How many time slices a range is cut into while locating a deep page's boundary (default 16). */
@@ -136,38 +132,21 @@ export class SqliteUsageRepository implements UsageRepository {
 
   /** Totals over [lo, hi] and the boundary key at `offset`, reading each index entry about once (see the class doc). */
   private locate(org: number, f: UsageFilter, lo: number, hi: number, offset: number): { totals: UsageTotals; key: { c: number; i: number } | null } {
-    const top = this.split(org, f, lo, hi);
-    const totals = top.reduce<UsageTotals>((t, s) => ({
-      count: t.count + s.totals.count,
-      serviceTokens: t.serviceTokens + s.totals.serviceTokens,
-      durationSeconds: t.durationSeconds + s.totals.durationSeconds,
-    }), { ...EMPTY_USAGE_TOTALS });
+    let slices = this.split(org, f, lo, hi);
+    const totals = sumUsageTotals(slices);
     if (offset >= totals.count) return { totals, key: null };
-    let slices = top;
     let rest = offset;
     for (;;) {
-      let i = 0;
-      while (rest >= slices[i]!.totals.count) rest -= slices[i++]!.totals.count;
-      const s = slices[i]!;
-      if (s.totals.count <= this.offsetThreshold || s.lo === s.hi) {
-        return { totals, key: this.keyAtOffset(org, f, s.lo, s.hi, rest) };
-      }
-      slices = this.split(org, f, s.lo, s.hi);
+      const at = sliceAtOffset(slices, rest, this.offsetThreshold);
+      if (at.final) return { totals, key: this.keyAtOffset(org, f, at.slice.lo, at.slice.hi, at.rest) };
+      rest = at.rest;
+      slices = this.split(org, f, at.slice.lo, at.slice.hi);
     }
   }
 
   /** [lo, hi] cut into up to `sliceCount` contiguous time slices with their totals, newest first. */
-  private split(org: number, f: UsageFilter, lo: number, hi: number): Slice[] {
-    const width = hi - lo + 1;
-    const n = Math.min(this.sliceCount, width);
-    const bounds: number[] = [];
-    for (let k = 0; k <= n; k++) bounds.push(lo + Math.floor((width * k) / n));
-    const slices: Slice[] = [];
-    for (let k = n - 1; k >= 0; k--) {
-      const sLo = bounds[k]!, sHi = bounds[k + 1]! - 1;
-      slices.push({ lo: sLo, hi: sHi, totals: this.aggregate(org, f, sLo, sHi) });
-    }
-    return slices;
+  private split(org: number, f: UsageFilter, lo: number, hi: number): UsageSlice[] {
+    return sliceRanges(lo, hi, this.sliceCount).map((r) => ({ ...r, totals: this.aggregate(org, f, r.lo, r.hi) }));
   }
 
   /**
