@@ -61,6 +61,7 @@ async function main() {
   } else {
     throw new Error(`unknown mode ${mode}`);
   }
+  process.once('SIGTERM', () => process.exit(0));
   process.stdout.write('READY\n');
 }
 
