@@ -9,11 +9,10 @@ import type { PhoneNumber, PhoneNumberView } from './phone-number.js';
 import type { ProviderInstances } from './provider-instances.js';
 import type { TelephonyConfiguration } from './telephony-configuration.js';
 import type { TelephonyConfigurationReader } from './telephony-configurations.use-case.js';
+import { inboundWebhookUrl } from './telephony-configuration.js';
 
 export const phoneNumberNotFound = () => new NotFoundError('phone_number_not_found', 'Phone number not found');
 
-/** The URL a provider posts inbound calls of `provider` to. */
-export const inboundWebhookUrl = (publicUrl: string, provider: string) => `${publicUrl.replace(/\/+$/, '')}/api/v1/telephony/${provider}/inbound`;
 
 /** What the phone-number use cases share: lookups, workflow checks, normalization, provider sync. */
 export class PhoneNumberService {

@@ -28,6 +28,8 @@ export interface TelephonyConfigurationView {
   /** Every manifest field (null when unset), sensitive ones masked. */
   credentials: Record<string, unknown>;
   phoneNumberCount: number;
+  /** Present when the change pushed the inbound bindings of its numbers to the provider again. */
+  providerSync?: ProviderSync;
 }
 
 /** `provider_sync` of API.md section 5: the result of pushing an inbound binding to the provider. */
@@ -35,3 +37,6 @@ export interface ProviderSync {
   ok: boolean;
   message: string;
 }
+
+/** The URL a provider posts inbound calls of `provider` to. */
+export const inboundWebhookUrl = (publicUrl: string, provider: string) => `${publicUrl.replace(/\/+$/, '')}/api/v1/telephony/${provider}/inbound`;

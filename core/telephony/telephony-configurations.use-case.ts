@@ -10,7 +10,8 @@ import type { ProviderConfig, ProviderPlugin } from '../ports/telephony-provider
 import { presentCredentials, restoreMaskedSecrets } from './credential-mask.js';
 import type { CredentialVault } from './credential-vault.js';
 import type { ProviderInstances } from './provider-instances.js';
-import type { ProviderSync, TelephonyConfiguration, TelephonyConfigurationView } from './telephony-configuration.js';
+import type { PhoneNumber } from './phone-number.js';
+import { inboundWebhookUrl, type ProviderSync, type TelephonyConfiguration, type TelephonyConfigurationView } from './telephony-configuration.js';
 
 export const configurationNotFound = () => new NotFoundError('telephony_configuration_not_found', 'Telephony configuration not found');
 
@@ -99,6 +100,35 @@ export class CreateTelephonyConfiguration {
   }
 }
 
+/**
+ * Pushes (or, with `inboundUrl` null, detaches) the inbound binding of each bound number through the
+ * configuration's provider; one `provider_sync` summary, a warning on any failure, never an exception.
+ */
+async function syncBoundNumbers(
+  instances: ProviderInstances,
+  configuration: TelephonyConfiguration,
+  bound: PhoneNumber[],
+  inboundUrl: string | null,
+  log: Logger,
+): Promise<ProviderSync> {
+  const failures: string[] = [];
+  try {
+    const provider = instances.forConfiguration(configuration);
+    for (const n of bound) {
+      const r = await provider.syncInboundWebhook({ address: n.address, addressNormalized: n.addressNormalized, inboundUrl });
+      if (!r.ok) failures.push(`${n.addressNormalized}: ${r.message}`);
+    }
+  } catch (e) {
+    failures.push((e as Error)?.message ?? 'provider unavailable');
+  }
+  const verb = inboundUrl === null ? 'detached from' : 'pushed to';
+  const sync: ProviderSync = failures.length === 0
+    ? { ok: true, message: `Inbound webhook ${verb} ${bound.length} number(s)` }
+    : { ok: false, message: `Some inbound webhooks could not be ${inboundUrl === null ? 'detached' : 'pushed'}: ${failures.join('; ')}` };
+  if (!sync.ok) log.warn({ telephony_configuration_id: configuration.id, message: sync.message }, 'inbound webhook sync failed for a configuration');
+  return sync;
+}
+
 export class UpdateTelephonyConfiguration {
   constructor(
     private readonly repo: TelephonyConfigurationRepository,
@@ -107,11 +137,16 @@ export class UpdateTelephonyConfiguration {
     private readonly vault: CredentialVault,
     private readonly instances: ProviderInstances,
     private readonly clock: Clock,
+    private readonly numbers: PhoneNumberRepository,
+    private readonly publicUrl: string,
+    private readonly log: Logger,
   ) {}
 
   /**
    * Partial update: `name` and/or `config`; the sent config fields are merged over the stored ones (null
    * unsets an optional field), masked values equal to the stored value's mask keep the stored secret.
+   * When `config` is sent and the configuration has numbers bound to agents, their inbound webhooks are
+   * pushed again with the new credentials (a changed account must carry them) and `providerSync` reports it.
    * Throws NotFoundError, InputError('provider_immutable'), ValidationError, ConflictError (name taken,
    * or a number colliding once the account id changes).
    */
@@ -139,7 +174,11 @@ export class UpdateTelephonyConfiguration {
     const updated = await this.repo.update(organizationId, id, change);
     if (!updated) throw configurationNotFound();
     await this.instances.configurationChanged(updated);
-    return this.reader.viewOne(updated);
+    const view = await this.reader.viewOne(updated);
+    if (patch.config === undefined) return view;
+    const bound = (await this.numbers.list(organizationId, id)).filter((n) => n.inboundWorkflowId !== null);
+    if (bound.length === 0) return view;
+    return { ...view, providerSync: await syncBoundNumbers(this.instances, updated, bound, inboundWebhookUrl(this.publicUrl, updated.provider), this.log) };
   }
 }
 
@@ -187,23 +226,7 @@ export class DeleteTelephonyConfiguration {
     const inUse = await this.usage.countActiveCampaignsUsingConfiguration(organizationId, id);
     if (inUse > 0) throw new ConflictError('telephony_configuration_in_use', `The configuration is used by ${inUse} draft, running or paused campaign(s)`);
     const bound = (await this.numbers.list(organizationId, id)).filter((n) => n.inboundWorkflowId !== null);
-    let providerSync: ProviderSync | undefined;
-    if (bound.length > 0) {
-      const failures: string[] = [];
-      try {
-        const provider = this.instances.forConfiguration(c);
-        for (const n of bound) {
-          const r = await provider.syncInboundWebhook({ address: n.address, addressNormalized: n.addressNormalized, inboundUrl: null });
-          if (!r.ok) failures.push(`${n.addressNormalized}: ${r.message}`);
-        }
-      } catch (e) {
-        failures.push((e as Error)?.message ?? 'provider unavailable');
-      }
-      providerSync = failures.length === 0
-        ? { ok: true, message: `Inbound webhook detached from ${bound.length} number(s)` }
-        : { ok: false, message: `Some inbound webhooks could not be detached: ${failures.join('; ')}` };
-      if (!providerSync.ok) this.log.warn({ telephony_configuration_id: id, message: providerSync.message }, 'webhook detach failed on configuration delete');
-    }
+    const providerSync = bound.length > 0 ? await syncBoundNumbers(this.instances, c, bound, null, this.log) : undefined;
     if (!(await this.repo.delete(organizationId, id))) throw configurationNotFound();
     await this.instances.release(id);
     return { id, deleted: true, ...(providerSync ? { providerSync } : {}) };

@@ -330,6 +330,23 @@ describe('telephony API (API.md section 5)', () => {
       expect((await svc.delete(`${base(c.id)}/${n2.id}`, a)).body).toEqual({ id: n2.id, deleted: true, provider_sync: { ok: true, message: expect.any(String) } });
       expect((await svc.get(`${base(c.id)}/${n2.id}`, a)).status).toBe(404);
     });
+    it('a config change pushes the bound numbers\' inbound webhooks again (provider_sync); name-only changes do not', async () => {
+      const c = await createConfig(a, { account_id: `acct-r-${++seq}` });
+      const w = await createWorkflow(a);
+      const cfg = `/organizations/telephony-configs/${c.id}`;
+      // no bound number yet: nothing to push
+      expect((await svc.put(cfg, { config: { ring_ms: 10 } }, a)).body).not.toHaveProperty('provider_sync');
+      await svc.post(base(c.id), { address: '+14155550181' }, a);
+      await svc.post(base(c.id), { address: '+14155550182', inbound_workflow_id: w.id }, a);
+      const moved = await svc.put(cfg, { config: { account_id: `acct-r2-${seq}` } }, a);
+      expect(moved.status).toBe(200);
+      expect(moved.body.provider_sync).toEqual({ ok: true, message: 'Inbound webhook pushed to 1 number(s)' });
+      expect((await svc.put(cfg, { name: `renamed ${seq}` }, a)).body).not.toHaveProperty('provider_sync');
+      // the number moved with its configuration's account: inbound calls on the new account reach it
+      const inbound = await svc.post('/telephony/simulator/inbound', { account_id: `acct-r2-${seq}`, from: '+14155550999', to: '+14155550182' });
+      expect(inbound.status).toBe(200);
+      expect(inbound.body).toEqual({ run_id: expect.any(Number) });
+    });
   });
 
   describe('simulator inbound and provider webhooks (API.md section 8)', () => {

@@ -35,6 +35,7 @@ export const presentConfiguration = (v: TelephonyConfigurationView) => ({
   phone_number_count: v.phoneNumberCount,
   created_at: v.configuration.createdAt.toISOString(),
   updated_at: v.configuration.updatedAt.toISOString(),
+  ...(v.providerSync ? { provider_sync: presentProviderSync(v.providerSync) } : {}),
 });
 
 const configurationSchema = obj(
@@ -42,6 +43,7 @@ const configurationSchema = obj(
     id: id(), name: str(), provider: str(), is_default_outbound: bool(),
     credentials: anyObject({ description: 'Every credential field of the provider but `provider` and `from_numbers` (null when unset); sensitive values masked: all but the last 4 characters become `*` (4 or fewer: all `*`)' }),
     phone_number_count: int({ minimum: 0 }), created_at: dateTime(), updated_at: dateTime(),
+    provider_sync: providerSyncSchema,
   },
   ['id', 'name', 'provider', 'is_default_outbound', 'credentials', 'phone_number_count', 'created_at', 'updated_at'],
 );

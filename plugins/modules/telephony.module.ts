@@ -109,9 +109,9 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
     [TelephonyConfigurationRepository, TelephonyConfigurationReader, CredentialVault, TokenService, ProviderInstances, Clock],
   ).inSingletonScope();
   c.bind(UpdateTelephonyConfiguration).toResolvedValue(
-    (r: TelephonyConfigurationRepository, rd: TelephonyConfigurationReader, v: CredentialVault, i: ProviderInstances, clock: Clock) =>
-      new UpdateTelephonyConfiguration(r, rd, registry, v, i, clock),
-    [TelephonyConfigurationRepository, TelephonyConfigurationReader, CredentialVault, ProviderInstances, Clock],
+    (r: TelephonyConfigurationRepository, rd: TelephonyConfigurationReader, v: CredentialVault, i: ProviderInstances, clock: Clock, n: PhoneNumberRepository, s: Settings, log: Logger) =>
+      new UpdateTelephonyConfiguration(r, rd, registry, v, i, clock, n, s.publicUrl, log),
+    [TelephonyConfigurationRepository, TelephonyConfigurationReader, CredentialVault, ProviderInstances, Clock, PhoneNumberRepository, SettingsToken, Logger],
   ).inSingletonScope();
   c.bind(ListTelephonyConfigurations).toResolvedValue(
     (r: TelephonyConfigurationRepository, n: PhoneNumberRepository, rd: TelephonyConfigurationReader) => new ListTelephonyConfigurations(r, n, rd),
