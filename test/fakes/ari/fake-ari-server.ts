@@ -11,10 +11,10 @@
  *   before answer) and enters the app (`StasisStart`) when answered;
  * - errors are JSON `{"message": "..."}` bodies.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { basicCredentials, FakeHttpServer, readBody, type Reply } from '../fake-http-server.js';
 import { ariApiDocs, withBasePath, type AriEventType } from './ari-api-docs.js';
 
 export interface FakeAriOptions {
@@ -88,50 +88,30 @@ interface Socket {
   apps: string[];
 }
 
-interface Failure {
-  status: number;
-  message: string;
-  match?: (method: string, path: string) => boolean;
-}
-
-export class FakeAriServer {
-  readonly requests: RecordedAriRequest[] = [];
+export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
   readonly channels = new Map<string, FakeChannel>();
   /** When true, WebSocket upgrades are refused with 503 (Asterisk down or restarting). */
   refuseWebSockets = false;
 
-  private readonly server: http.Server;
   private readonly wss: WebSocketServer;
   private readonly sockets = new Set<Socket>();
-  private readonly failures: Failure[] = [];
   private readonly username: string;
   private readonly password: string;
   private readonly asteriskId: string;
   private channelSeq = 0;
 
   private constructor(opts: FakeAriOptions) {
+    super((err) => ({ message: `fake ARI error: ${err.message}` }));
     this.username = opts.username ?? 'asterisk';
     this.password = opts.password ?? 'secret';
     this.asteriskId = opts.asteriskId ?? '02:42:ac:11:00:02';
-    this.server = http.createServer((req, res) => {
-      this.handle(req, res).catch((err: unknown) => {
-        this.send(res, 500, { message: `fake ARI error: ${(err as Error).message}` });
-      });
-    });
     this.wss = new WebSocketServer({ noServer: true });
     this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
   }
 
+  /** Listening on loopback; its `url` is what a configuration's `ari_endpoint` holds. */
   static async start(opts: FakeAriOptions = {}): Promise<FakeAriServer> {
-    const fake = new FakeAriServer(opts);
-    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
-    return fake;
-  }
-
-  /** `http://127.0.0.1:<port>`: what a configuration's `ari_endpoint` holds. */
-  get url(): string {
-    const { port } = this.server.address() as AddressInfo;
-    return `http://127.0.0.1:${port}`;
+    return new FakeAriServer(opts).listen();
   }
 
   get credentials(): { username: string; password: string } {
@@ -145,7 +125,7 @@ export class FakeAriServer {
 
   /** The next `count` REST requests (matching `match` when given) answer `status` with `{message}`. */
   failNext(count: number, status: number, message: string, match?: (method: string, path: string) => boolean): void {
-    for (let i = 0; i < count; i++) this.failures.push({ status, message, match });
+    this.planFailures(count, status, () => ({ message }), {}, match);
   }
 
   /** The called party rings: ChannelStateChange to `Ringing` and a `Dial` with status RINGING. */
@@ -216,11 +196,10 @@ export class FakeAriServer {
     for (const s of this.sockets) if (s.apps.includes(app)) s.ws.send(data);
   }
 
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     this.dropWebSockets();
     this.wss.close();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await super.close();
   }
 
   // ---------------------------------------------------------------------------------------------------------
@@ -273,19 +252,13 @@ export class FakeAriServer {
   }
 
   private authUser(req: http.IncomingMessage, query: URLSearchParams): { user?: string; ok: boolean } {
-    const header = req.headers.authorization;
+    const pair = basicCredentials(req.headers.authorization) ?? (query.has('api_key') ? query.get('api_key') ?? '' : undefined);
     let user: string | undefined;
     let pass: string | undefined;
-    if (header?.startsWith('Basic ')) {
-      const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
-      const i = decoded.indexOf(':');
-      user = decoded.slice(0, i);
-      pass = decoded.slice(i + 1);
-    } else if (query.has('api_key')) {
-      const key = query.get('api_key') ?? '';
-      const i = key.indexOf(':');
-      user = key.slice(0, i);
-      pass = key.slice(i + 1);
+    if (pair !== undefined) {
+      const i = pair.indexOf(':');
+      user = pair.slice(0, i);
+      pass = pair.slice(i + 1);
     }
     return { user, ok: user === this.username && pass === this.password };
   }
@@ -318,7 +291,7 @@ export class FakeAriServer {
     });
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
     const method = (req.method ?? 'GET').toUpperCase();
     const raw = await readBody(req);
@@ -331,15 +304,10 @@ export class FakeAriServer {
       }
     }
     const auth = this.authUser(req, url.searchParams);
-    const entry: RecordedAriRequest = {
+    const reply = this.log(res, {
       method, path: url.pathname, query: queryObject(url.searchParams), body, user: auth.user,
       authorized: auth.ok, status: 0, websocket: false,
-    };
-    this.requests.push(entry);
-    const reply = (status: number, payload?: unknown): void => {
-      entry.status = status;
-      this.send(res, status, payload);
-    };
+    });
 
     if (!url.pathname.startsWith('/ari/')) return reply(404, { message: 'Not found' });
     if (!auth.ok) return reply(401, { message: 'Authentication required' });
@@ -353,11 +321,8 @@ export class FakeAriServer {
       return doc ? reply(200, withBasePath(doc, origin)) : reply(404, { message: 'Not found' });
     }
 
-    const failIndex = this.failures.findIndex((f) => !f.match || f.match(method, url.pathname));
-    if (failIndex >= 0) {
-      const [f] = this.failures.splice(failIndex, 1);
-      return reply(f.status, { message: f.message });
-    }
+    const planned = this.takePlanned(method, url.pathname);
+    if (planned) return reply(planned.status, planned.body, planned.headers);
 
     const q = url.searchParams;
     const parts = url.pathname.slice('/ari/'.length).split('/').map(decodeURIComponent);
@@ -421,7 +386,7 @@ export class FakeAriServer {
     channelId: string | undefined,
     q: URLSearchParams,
     body: unknown,
-    reply: (status: number, payload?: unknown) => void,
+    reply: Reply,
   ): void {
     const endpoint = q.get('endpoint') ?? '';
     const app = q.get('app') ?? '';
@@ -457,32 +422,12 @@ export class FakeAriServer {
     this.channels.set(id, ch);
     reply(200, this.snapshot(ch));
   }
-
-  private send(res: http.ServerResponse, status: number, payload?: unknown): void {
-    if (payload === undefined) {
-      res.writeHead(status);
-      res.end();
-      return;
-    }
-    const text = JSON.stringify(payload);
-    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-    res.end(text);
-  }
 }
 
 function queryObject(params: URLSearchParams): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of params) out[k] = v;
   return out;
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 /** Asterisk's event timestamp format: `2024-05-01T10:11:12.345+0000`. */

@@ -5,9 +5,9 @@
  * `Retry-After` on demand. It also signs webhooks the way Plivo does (`X-Plivo-Signature-V3` + nonce), with its
  * own implementation of the algorithm so the provider's verifier is checked against an independent signer.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { basicAuthHeader, FakeHttpServer, parseJsonBody, readBody } from '../fake-http-server.js';
 
 export interface FakePlivoOptions {
   authId?: string;
@@ -37,14 +37,7 @@ export interface FakePlivoCall {
   durationSeconds: number;
 }
 
-interface PlannedFailure {
-  status: number;
-  body: unknown;
-  headers: Record<string, string>;
-}
-
-export class FakePlivoServer {
-  readonly requests: RecordedPlivoRequest[] = [];
+export class FakePlivoServer extends FakeHttpServer<RecordedPlivoRequest> {
   /** By request_uuid. */
   readonly calls = new Map<string, FakePlivoCall>();
   readonly numbers = new Map<string, { number: string; appId: string | null }>();
@@ -52,42 +45,29 @@ export class FakePlivoServer {
   readonly authId: string;
   readonly authToken: string;
 
-  private readonly server: http.Server;
-  private readonly planned: PlannedFailure[] = [];
-
   private constructor(opts: FakePlivoOptions) {
+    super((err) => ({ api_id: randomUUID(), error: err.message }));
     this.authId = opts.authId ?? `MA${randomBytes(9).toString('hex').toUpperCase()}`;
     this.authToken = opts.authToken ?? randomBytes(20).toString('base64url');
     for (const [appId, a] of Object.entries(opts.applications ?? {})) {
       this.applications.set(appId, { appId, appName: a.appName ?? 'Callplane', answerUrl: a.answerUrl, answerMethod: 'POST' });
     }
     for (const n of opts.numbers ?? []) this.numbers.set(digits(n.number), { number: digits(n.number), appId: n.appId ?? null });
-    this.server = http.createServer((req, res) => {
-      this.handle(req, res).catch((err: unknown) => this.send(res, 500, { api_id: randomUUID(), error: (err as Error).message }));
-    });
   }
 
+  /** Listening on loopback; its `url` takes the place of https://api.plivo.com. */
   static async start(opts: FakePlivoOptions = {}): Promise<FakePlivoServer> {
-    const fake = new FakePlivoServer(opts);
-    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
-    return fake;
-  }
-
-  /** `http://127.0.0.1:<port>`, in place of https://api.plivo.com. */
-  get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return new FakePlivoServer(opts).listen();
   }
 
   /** The next `count` requests answer 429 with `Retry-After` (seconds). */
   rateLimitNext(count: number, retryAfterSeconds?: number): void {
-    for (let i = 0; i < count; i++) {
-      this.planned.push({ status: 429, body: { api_id: randomUUID(), error: 'too many requests' }, headers: retryAfterSeconds === undefined ? {} : { 'Retry-After': String(retryAfterSeconds) } });
-    }
+    this.planRateLimits(count, retryAfterSeconds, () => ({ api_id: randomUUID(), error: 'too many requests' }));
   }
 
   /** The next `count` requests fail with `status` and Plivo's error body. */
   failNext(count: number, status: number, error: unknown): void {
-    for (let i = 0; i < count; i++) this.planned.push({ status, body: { api_id: randomUUID(), error }, headers: {} });
+    this.planFailures(count, status, () => ({ api_id: randomUUID(), error }));
   }
 
   /** The callee picks up: the call gets its CallUUID state `in-progress`. */
@@ -127,34 +107,16 @@ export class FakePlivoServer {
     return { 'x-plivo-signature-v3': signature, 'x-plivo-signature-v3-nonce': nonce, 'x-plivo-signature-ma-v3': 'unused' };
   }
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections?.();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
   // ---------------------------------------------------------------------------------------------------------
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
     const text = await readBody(req);
-    let json: Record<string, unknown> | null = null;
-    if (text) {
-      try {
-        json = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        json = null;
-      }
-    }
-    const expected = `Basic ${Buffer.from(`${this.authId}:${this.authToken}`).toString('base64')}`;
-    const authorized = req.headers.authorization === expected;
-    const record: RecordedPlivoRequest = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), json, authorized, status: 0 };
-    this.requests.push(record);
-    const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      record.status = status;
-      this.send(res, status, body, headers);
-    };
+    const json = parseJsonBody(text);
+    const authorized = req.headers.authorization === basicAuthHeader(this.authId, this.authToken);
+    const reply = this.log(res, { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), json, authorized, status: 0 });
     const error = (status: number, message: unknown) => reply(status, { api_id: randomUUID(), error: message });
-    const planned = this.planned.shift();
+    const planned = this.takePlanned(req.method ?? 'GET', url.pathname);
     if (planned) return reply(planned.status, planned.body, planned.headers);
     if (!authorized) return error(401, 'Authentication credentials invalid');
     if (text && json === null) return error(400, 'invalid JSON body');
@@ -181,7 +143,7 @@ export class FakePlivoServer {
         if (!call || call.state !== 'in-progress') return error(404, 'call not found');
         call.state = 'ended';
         call.hangupCause = 'NORMAL_CLEARING';
-        return reply(204, null);
+        return reply(204);
       }
       if (m === 'GET' && url.searchParams.get('status') === 'live') {
         if (!call || call.state === 'ended' || call.state === 'queued') return error(404, 'call not found');
@@ -202,7 +164,7 @@ export class FakePlivoServer {
       if (!call || (call.state !== 'queued' && call.state !== 'ringing')) return error(404, 'call request not found');
       call.state = 'ended';
       call.hangupCause = 'ORIGINATOR_CANCEL';
-      return reply(204, null);
+      return reply(204);
     }
     const numberPath = /^\/Number\/([^/]+)\/$/.exec(p);
     if (numberPath) {
@@ -235,27 +197,8 @@ export class FakePlivoServer {
     }
     return error(404, `no route ${m} ${p}`);
   }
-
-  private send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    if (status === 204) {
-      res.writeHead(204, headers);
-      res.end();
-      return;
-    }
-    res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(JSON.stringify(body));
-  }
 }
 
 function digits(n: string): string {
   return n.replace(/[^0-9]/g, '');
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }

@@ -4,9 +4,9 @@
  * `{errors: [{code, title, detail}]}`, 429 with `Retry-After`. It also holds the account's Ed25519 webhook key
  * pair and signs webhooks the way Telnyx does (`telnyx-signature-ed25519` over `timestamp|body`).
  */
-import http from 'node:http';
+import type http from 'node:http';
 import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { FakeHttpServer, parseJsonBody, readBody } from '../fake-http-server.js';
 
 export interface FakeTelnyxOptions {
   apiKey?: string;
@@ -35,14 +35,7 @@ export interface FakeTelnyxCall {
   answerRequest?: Record<string, unknown>;
 }
 
-interface PlannedFailure {
-  status: number;
-  body: unknown;
-  headers: Record<string, string>;
-}
-
-export class FakeTelnyxServer {
-  readonly requests: RecordedTelnyxRequest[] = [];
+export class FakeTelnyxServer extends FakeHttpServer<RecordedTelnyxRequest> {
   readonly calls = new Map<string, FakeTelnyxCall>();
   readonly numbers = new Map<string, { id: string; phoneNumber: string; connectionId: string | null }>();
   readonly apiKey: string;
@@ -52,10 +45,9 @@ export class FakeTelnyxServer {
   readonly publicKeyBase64: string;
 
   private readonly privateKey: KeyObject;
-  private readonly server: http.Server;
-  private readonly planned: PlannedFailure[] = [];
 
   private constructor(opts: FakeTelnyxOptions) {
+    super((err) => telnyxError('10007', 'Unexpected error', err.message));
     this.apiKey = opts.apiKey ?? `KEY${randomUUID().replace(/-/g, '').toUpperCase()}`;
     this.connectionId = opts.connectionId ?? String(1_000_000_000_000_000_000n + BigInt(Math.floor(Math.random() * 1e9)));
     this.application = { id: this.connectionId, applicationName: 'Callplane', webhookEventUrl: opts.webhookEventUrl ?? null };
@@ -63,20 +55,11 @@ export class FakeTelnyxServer {
     this.privateKey = privateKey;
     this.publicKeyBase64 = (publicKey.export({ format: 'der', type: 'spki' }) as Buffer).subarray(-32).toString('base64');
     for (const n of opts.numbers ?? []) this.seedNumber(n.phoneNumber, n.connectionId === undefined ? null : n.connectionId);
-    this.server = http.createServer((req, res) => {
-      this.handle(req, res).catch((err: unknown) => this.send(res, 500, telnyxError('10007', 'Unexpected error', (err as Error).message)));
-    });
   }
 
+  /** Listening on loopback; its `url` takes the place of https://api.telnyx.com. */
   static async start(opts: FakeTelnyxOptions = {}): Promise<FakeTelnyxServer> {
-    const fake = new FakeTelnyxServer(opts);
-    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
-    return fake;
-  }
-
-  /** `http://127.0.0.1:<port>`, in place of https://api.telnyx.com. */
-  get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return new FakeTelnyxServer(opts).listen();
   }
 
   seedNumber(phoneNumber: string, connectionId: string | null = null): { id: string; phoneNumber: string; connectionId: string | null } {
@@ -87,14 +70,12 @@ export class FakeTelnyxServer {
 
   /** The next `count` requests answer 429 with `Retry-After` (seconds). */
   rateLimitNext(count: number, retryAfterSeconds?: number): void {
-    for (let i = 0; i < count; i++) {
-      this.planned.push({ status: 429, body: telnyxError('10011', 'Too many requests', 'Rate limit exceeded'), headers: retryAfterSeconds === undefined ? {} : { 'Retry-After': String(retryAfterSeconds) } });
-    }
+    this.planRateLimits(count, retryAfterSeconds, () => telnyxError('10011', 'Too many requests', 'Rate limit exceeded'));
   }
 
   /** The next `count` requests fail with `status` and a Telnyx error body. */
   failNext(count: number, status: number, code: string, title: string, detail: string): void {
-    for (let i = 0; i < count; i++) this.planned.push({ status, body: telnyxError(code, title, detail), headers: {} });
+    this.planFailures(count, status, () => telnyxError(code, title, detail));
   }
 
   /** A webhook as Telnyx sends it: the JSON text and its signature headers (timestamp defaults to now). */
@@ -121,32 +102,15 @@ export class FakeTelnyxServer {
     if (c) c.isAlive = false;
   }
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections?.();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
   // ---------------------------------------------------------------------------------------------------------
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
     const text = await readBody(req);
-    let json: Record<string, unknown> | null = null;
-    if (text) {
-      try {
-        json = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        json = null;
-      }
-    }
+    const json = parseJsonBody(text);
     const authorized = req.headers.authorization === `Bearer ${this.apiKey}`;
-    const record: RecordedTelnyxRequest = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), json, authorized, status: 0 };
-    this.requests.push(record);
-    const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      record.status = status;
-      this.send(res, status, body, headers);
-    };
-    const planned = this.planned.shift();
+    const reply = this.log(res, { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), json, authorized, status: 0 });
+    const planned = this.takePlanned(req.method ?? 'GET', url.pathname);
     if (planned) return reply(planned.status, planned.body, planned.headers);
     if (!authorized) return reply(401, telnyxError('10009', 'Authentication failed', 'The API key in the Authorization header is not valid'));
     if (text && json === null) return reply(400, telnyxError('10015', 'Bad Request', 'The request body is not valid JSON'));
@@ -213,11 +177,6 @@ export class FakeTelnyxServer {
   private callResource(call: FakeTelnyxCall): Record<string, unknown> {
     return { record_type: 'call', call_control_id: call.callControlId, call_leg_id: call.callLegId, call_session_id: call.callSessionId, is_alive: call.isAlive, call_duration: call.isAlive ? 0 : 12 };
   }
-
-  private send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(JSON.stringify(body));
-  }
 }
 
 function numberResource(n: { id: string; phoneNumber: string; connectionId: string | null }): Record<string, unknown> {
@@ -226,13 +185,4 @@ function numberResource(n: { id: string; phoneNumber: string; connectionId: stri
 
 function telnyxError(code: string, title: string, detail: string): { errors: Array<Record<string, string>> } {
   return { errors: [{ code, title, detail }] };
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }

@@ -5,9 +5,9 @@
  *
  * Point the twilio SDK at it through `TwilioClient`'s `baseUrl` option (see ENVIRONMENT.md).
  */
-import http from 'node:http';
+import type http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { basicCredentials, FakeHttpServer, multiMap, readBody } from '../fake-http-server.js';
 
 export interface FakeTwilioOptions {
   accountSid?: string;
@@ -44,43 +44,22 @@ export interface FakeNumber {
   voiceMethod: string;
 }
 
-interface PlannedFailure {
-  status: number;
-  body: Record<string, unknown>;
-  headers: Record<string, string>;
-}
-
-export class FakeTwilioServer {
-  readonly requests: RecordedTwilioRequest[] = [];
+export class FakeTwilioServer extends FakeHttpServer<RecordedTwilioRequest> {
   readonly calls = new Map<string, FakeCall>();
   readonly numbers = new Map<string, FakeNumber>();
   readonly accountSid: string;
   readonly authToken: string;
 
-  private readonly server: http.Server;
-  private readonly planned: PlannedFailure[] = [];
-
   private constructor(opts: FakeTwilioOptions) {
+    super((err) => twilioError(20500, `fake Twilio error: ${err.message}`, 500));
     this.accountSid = opts.accountSid ?? `AC${hex(32)}`;
     this.authToken = opts.authToken ?? hex(32);
     for (const n of opts.numbers ?? []) this.seedNumber(n);
-    this.server = http.createServer((req, res) => {
-      this.handle(req, res).catch((err: unknown) => {
-        this.json(res, 500, twilioError(20500, `fake Twilio error: ${(err as Error).message}`, 500));
-      });
-    });
   }
 
+  /** Listening on loopback; its `url` is the client's `baseUrl` in place of https://api.twilio.com. */
   static async start(opts: FakeTwilioOptions = {}): Promise<FakeTwilioServer> {
-    const fake = new FakeTwilioServer(opts);
-    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
-    return fake;
-  }
-
-  /** `http://127.0.0.1:<port>`: use as the client's `baseUrl` in place of https://api.twilio.com. */
-  get url(): string {
-    const { port } = this.server.address() as AddressInfo;
-    return `http://127.0.0.1:${port}`;
+    return new FakeTwilioServer(opts).listen();
   }
 
   seedNumber(n: { phoneNumber: string; voiceUrl?: string; voiceMethod?: 'GET' | 'POST'; friendlyName?: string }): FakeNumber {
@@ -97,18 +76,12 @@ export class FakeTwilioServer {
 
   /** The next `count` API requests answer 429 Too Many Requests (Twilio error 20429) with `Retry-After`. */
   rateLimitNext(count: number, retryAfterSeconds?: number): void {
-    for (let i = 0; i < count; i++) {
-      this.planned.push({
-        status: 429,
-        body: twilioError(20429, 'Too Many Requests', 429),
-        headers: retryAfterSeconds === undefined ? {} : { 'Retry-After': String(retryAfterSeconds) },
-      });
-    }
+    this.planRateLimits(count, retryAfterSeconds, () => twilioError(20429, 'Too Many Requests', 429));
   }
 
   /** The next `count` API requests fail with `status` and Twilio's error JSON (e.g. 400, 21211 invalid To). */
   failNext(count: number, status: number, code: number, message: string): void {
-    for (let i = 0; i < count; i++) this.planned.push({ status, body: twilioError(code, message, status), headers: {} });
+    this.planFailures(count, status, () => twilioError(code, message, status));
   }
 
   /** Moves a call to a new status (as Twilio would while it rings, connects, ends). */
@@ -119,31 +92,21 @@ export class FakeTwilioServer {
     if (answeredBy) call.answeredBy = answeredBy;
   }
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
   // ---------------------------------------------------------------------------------------------------------
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
     const method = (req.method ?? 'GET').toUpperCase();
     const raw = await readBody(req);
     const form = (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded') ? multiMap(new URLSearchParams(raw)) : {};
     const authorized = this.checkAuth(req.headers.authorization);
-    const entry: RecordedTwilioRequest = { method, path: url.pathname, query: multiMap(url.searchParams), form, authorized, status: 0 };
-    this.requests.push(entry);
-    const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      entry.status = status;
-      this.json(res, status, body, headers);
-    };
+    const reply = this.log(res, { method, path: url.pathname, query: multiMap(url.searchParams), form, authorized, status: 0 });
 
     if (!authorized) {
       res.setHeader('WWW-Authenticate', 'Basic realm="Twilio API"');
       return reply(401, twilioError(20003, 'Authentication Error - invalid username', 401));
     }
-    const planned = this.planned.shift();
+    const planned = this.takePlanned(method, url.pathname);
     if (planned) return reply(planned.status, planned.body, planned.headers);
 
     const prefix = `/2010-04-01/Accounts/${this.accountSid}/`;
@@ -219,9 +182,7 @@ export class FakeTwilioServer {
   }
 
   private checkAuth(header: string | undefined): boolean {
-    if (!header?.startsWith('Basic ')) return false;
-    const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
-    return decoded === `${this.accountSid}:${this.authToken}`;
+    return basicCredentials(header) === `${this.accountSid}:${this.authToken}`;
   }
 
   private callJson(c: FakeCall): Record<string, unknown> {
@@ -281,12 +242,6 @@ export class FakeTwilioServer {
       uri: `/2010-04-01/Accounts/${this.accountSid}/IncomingPhoneNumbers/${n.sid}.json`,
     };
   }
-
-  private json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    const text = JSON.stringify(body);
-    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
-    res.end(text);
-  }
 }
 
 function twilioError(code: number, message: string, status: number): Record<string, unknown> {
@@ -295,22 +250,4 @@ function twilioError(code: number, message: string, status: number): Record<stri
 
 function hex(n: number): string {
   return randomBytes(Math.ceil(n / 2)).toString('hex').slice(0, n);
-}
-
-function multiMap(params: URLSearchParams): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [k, v] of params) {
-    const prev = out[k];
-    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-  }
-  return out;
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }

@@ -6,9 +6,9 @@
  * application's RSA key pair and the account's signature secret, and signs webhooks as Vonage does (HS256 JWT
  * with `payload_hash`).
  */
-import http from 'node:http';
+import type http from 'node:http';
 import { createHash, createHmac, generateKeyPairSync, randomBytes, randomUUID, verify, type KeyObject } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { basicAuthHeader, FakeHttpServer, parseJsonBody, readBody } from '../fake-http-server.js';
 
 export interface FakeVonageOptions {
   numbers?: { msisdn: string; country?: string; appId?: string | null }[];
@@ -36,16 +36,9 @@ export interface FakeVonageCall {
   duration?: number;
 }
 
-interface PlannedFailure {
-  status: number;
-  body: unknown;
-  headers: Record<string, string>;
-}
-
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 
-export class FakeVonageServer {
-  readonly requests: RecordedVonageRequest[] = [];
+export class FakeVonageServer extends FakeHttpServer<RecordedVonageRequest> {
   readonly calls = new Map<string, FakeVonageCall>();
   readonly numbers = new Map<string, { msisdn: string; country: string; appId: string | null }>();
   readonly applicationId = randomUUID();
@@ -57,38 +50,26 @@ export class FakeVonageServer {
   application: { answerUrl: string | null; answerMethod: string; signedCallbacks: boolean };
 
   private readonly publicKey: KeyObject;
-  private readonly server: http.Server;
-  private readonly planned: PlannedFailure[] = [];
 
   private constructor(opts: FakeVonageOptions) {
+    super((err) => ({ type: 'about:blank', title: 'Internal Server Error', detail: err.message }));
     const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     this.publicKey = publicKey;
     this.privateKeyPem = privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
     this.application = { answerUrl: opts.answerUrl ?? null, answerMethod: opts.answerMethod ?? 'GET', signedCallbacks: opts.signedCallbacks ?? true };
     for (const n of opts.numbers ?? []) this.numbers.set(n.msisdn, { msisdn: n.msisdn, country: n.country ?? 'US', appId: n.appId ?? null });
-    this.server = http.createServer((req, res) => {
-      this.handle(req, res).catch((err: unknown) => this.send(res, 500, { type: 'about:blank', title: 'Internal Server Error', detail: (err as Error).message }));
-    });
   }
 
   static async start(opts: FakeVonageOptions = {}): Promise<FakeVonageServer> {
-    const fake = new FakeVonageServer(opts);
-    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
-    return fake;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return new FakeVonageServer(opts).listen();
   }
 
   rateLimitNext(count: number, retryAfterSeconds?: number): void {
-    for (let i = 0; i < count; i++) {
-      this.planned.push({ status: 429, body: { type: 'https://developer.nexmo.com/api-errors#throttled', title: 'Too Many Requests', detail: 'Rate limit hit' }, headers: retryAfterSeconds === undefined ? {} : { 'Retry-After': String(retryAfterSeconds) } });
-    }
+    this.planRateLimits(count, retryAfterSeconds, () => ({ type: 'https://developer.nexmo.com/api-errors#throttled', title: 'Too Many Requests', detail: 'Rate limit hit' }));
   }
 
   failNext(count: number, status: number, title: string, detail: string): void {
-    for (let i = 0; i < count; i++) this.planned.push({ status, body: { type: `https://developer.nexmo.com/api-errors#${status}`, title, detail }, headers: {} });
+    this.planFailures(count, status, () => ({ type: `https://developer.nexmo.com/api-errors#${status}`, title, detail }));
   }
 
   /**
@@ -112,11 +93,6 @@ export class FakeVonageServer {
     if (duration !== undefined) c.duration = duration;
   }
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections?.();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
   // ---------------------------------------------------------------------------------------------------------
 
   /** True for a valid RS256 JWT of this application (signature, application_id, exp, jti). */
@@ -136,36 +112,22 @@ export class FakeVonageServer {
     }
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
     const text = await readBody(req);
     const type = String(req.headers['content-type'] ?? '');
-    let json: Record<string, unknown> | null = null;
-    let form: Record<string, string> = {};
-    if (type.includes('json') && text) {
-      try {
-        json = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        json = null;
-      }
-    } else if (type.includes('x-www-form-urlencoded')) {
-      form = Object.fromEntries(new URLSearchParams(text));
-    }
+    const json = type.includes('json') ? parseJsonBody(text) : null;
+    const form: Record<string, string> = !type.includes('json') && type.includes('x-www-form-urlencoded') ? Object.fromEntries(new URLSearchParams(text)) : {};
     const query = Object.fromEntries(url.searchParams);
     const p = url.pathname;
     const m = req.method ?? 'GET';
     const isVoice = p.startsWith('/v1/calls');
     const isApps = p.startsWith('/v2/applications/');
-    const basic = `Basic ${Buffer.from(`${this.apiKey}:${this.apiSecret}`).toString('base64')}`;
+    const basic = basicAuthHeader(this.apiKey, this.apiSecret);
     const params = { ...query, ...form };
     const authorized = isVoice ? this.jwtValid(req.headers.authorization) : isApps ? req.headers.authorization === basic : params.api_key === this.apiKey && params.api_secret === this.apiSecret;
-    const record: RecordedVonageRequest = { method: m, path: p, query, json, form, authorized, status: 0 };
-    this.requests.push(record);
-    const reply = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
-      record.status = status;
-      this.send(res, status, body, headers);
-    };
-    const planned = this.planned.shift();
+    const reply = this.log(res, { method: m, path: p, query, json, form, authorized, status: 0 });
+    const planned = this.takePlanned(m, p);
     if (planned) return reply(planned.status, planned.body, planned.headers);
     if (!authorized) {
       if (isVoice || isApps) return reply(401, { type: 'https://developer.nexmo.com/api-errors#unauthorized', title: 'Invalid credentials supplied', detail: 'You did not provide correct credentials.' });
@@ -220,23 +182,4 @@ export class FakeVonageServer {
     }
     return reply(404, { type: 'about:blank', title: 'Not Found', detail: `No route ${m} ${p}` });
   }
-
-  private send(res: http.ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}): void {
-    if (body === undefined) {
-      res.writeHead(status, headers);
-      res.end();
-      return;
-    }
-    res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(JSON.stringify(body));
-  }
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
