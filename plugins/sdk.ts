@@ -30,6 +30,18 @@ export { ProviderApiError } from '../core/errors.js';
 export { maskSecret } from '../core/telephony/credential-mask.js';
 export { parseRetryAfter, providerHttp, retryDelayMs } from './provider-http.js';
 export type { ProviderHttp, ProviderHttpOptions, ProviderHttpRequest, ProviderHttpResponse, RetryPolicy } from './provider-http.js';
+export {
+  clampRingSeconds,
+  configString,
+  dropUndefined,
+  formParams,
+  headerValue,
+  lastParam,
+  requireCallerNumber,
+  syncFailure,
+  trimmedString,
+  withPlus,
+} from './provider-helpers.js';
 
 /** Field names the host owns inside `config`; a manifest may not declare them. */
 export const RESERVED_FIELD_NAMES = ['provider', 'from_numbers'] as const;

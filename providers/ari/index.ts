@@ -3,7 +3,7 @@
  * (`persistentConnection`: the host creates an instance for every ARI configuration at start, since inbound
  * calls arrive on that socket). `createAriPlugin(options)` lets tests and embedders tune the client.
  */
-import { defineProviderPlugin, ProviderApiError, type ProviderConfig, type ProviderPlugin } from '../../plugins/sdk.js';
+import { configString, defineProviderPlugin, ProviderApiError, type ProviderConfig, type ProviderPlugin } from '../../plugins/sdk.js';
 import { AriConnectionManager, type AriClientFactory } from './ari-connections.js';
 import { checkAriEndpoint } from './ari-endpoint-policy.js';
 import { AriClient, type AriClientOptions } from './ari.client.js';
@@ -19,14 +19,12 @@ export interface AriPluginOptions {
   connectWaitMs?: number;
 }
 
-const str = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
-
 /** `ari_endpoint` host (with a non-default port) + `/` + `app_name`: the account part of number uniqueness. */
 export function ariAccountId(config: ProviderConfig): string {
-  const app = str(config.app_name);
-  let host = str(config.ari_endpoint).toLowerCase();
+  const app = configString(config.app_name);
+  let host = configString(config.ari_endpoint).toLowerCase();
   try {
-    host = new URL(str(config.ari_endpoint)).host.toLowerCase();
+    host = new URL(configString(config.ari_endpoint)).host.toLowerCase();
   } catch {
     // keep the raw value: still stable for the same input
   }
@@ -52,16 +50,16 @@ export function createAriPlugin(options: AriPluginOptions = {}): ProviderPlugin 
       // Checked again here: the private-network setting may have changed since the configuration was saved.
       const refused = checkAriEndpoint(config.ari_endpoint, context);
       if (refused.length > 0) throw new ProviderApiError('ari', refused[0][1]);
-      const app = str(config.app_name);
+      const app = configString(config.app_name);
       const lease = connections.acquire({
         configurationId: config.configurationId,
-        client: { ...options.client, url: str(config.ari_endpoint), username: app, password: typeof config.app_password === 'string' ? config.app_password : '', app },
+        client: { ...options.client, url: configString(config.ari_endpoint), username: app, password: typeof config.app_password === 'string' ? config.app_password : '', app },
       });
       const providerConfig = {
         configurationId: config.configurationId,
         accountId: ariAccountId(config),
         app,
-        dialTemplate: str(config.dial_template) || DEFAULT_DIAL_TEMPLATE,
+        dialTemplate: configString(config.dial_template) || DEFAULT_DIAL_TEMPLATE,
       };
       lease.session.bind(providerConfig, context);
       void lease.session.start();

@@ -2,7 +2,7 @@
  * The Plivo provider plugin. `createPlivoPlugin(options)` builds one whose REST client can be pointed
  * elsewhere (tests point it at test/fakes/plivo); the default export is the production plugin.
  */
-import { defineProviderPlugin, type ProviderConfig, type ProviderPlugin, type WebhookRequest } from '../../plugins/sdk.js';
+import { configString, defineProviderPlugin, type ProviderConfig, type ProviderPlugin, type WebhookRequest } from '../../plugins/sdk.js';
 import { PlivoClient, type PlivoClientOptions } from './plivo.client.js';
 import { plivoManifest } from './plivo.manifest.js';
 import { parsePlivoInboundCall, PlivoProvider, type PlivoApi } from './plivo.provider.js';
@@ -17,18 +17,16 @@ export interface PlivoPluginOptions {
   clientFactory?: (options: PlivoClientOptions) => PlivoApi;
 }
 
-const str = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
-
 export function createPlivoPlugin(options: PlivoPluginOptions = {}): ProviderPlugin {
   const factory = options.clientFactory ?? ((o: PlivoClientOptions) => new PlivoClient(o));
   return defineProviderPlugin({
     manifest: plivoManifest,
-    deriveAccountId: (config: ProviderConfig) => str(config.auth_id),
+    deriveAccountId: (config: ProviderConfig) => configString(config.auth_id),
     create: (config) => {
-      const authId = str(config.auth_id);
+      const authId = configString(config.auth_id);
       const authToken = typeof config.auth_token === 'string' ? config.auth_token : '';
       const api = factory({ ...options.client, authId, authToken, ...(options.apiBaseUrl ? { baseUrl: options.apiBaseUrl } : {}) });
-      return new PlivoProvider(api, { authId, authToken, applicationId: str(config.application_id) || null });
+      return new PlivoProvider(api, { authId, authToken, applicationId: configString(config.application_id) || null });
     },
     parseInboundCall: (request: WebhookRequest) => parsePlivoInboundCall(request),
     inboundReject: () => ({ contentType: PLIVO_XML_CONTENT_TYPE, body: politeHangupXml() }),

@@ -12,7 +12,7 @@
  * whose status callback moves the run) or `inboundReject` (`<Speak>` + `<Hangup/>`).
  * Every webhook is checked with `X-Plivo-Signature-V3` against the exact public URL it was sent to.
  */
-import { ProviderApiError } from '../../core/errors.js';
+import { clampRingSeconds, dropUndefined, formParams, headerValue, lastParam, requireCallerNumber, syncFailure, withPlus } from '../../plugins/sdk.js';
 import type {
   InboundCall,
   NormalizedCallEvent,
@@ -62,16 +62,14 @@ export class PlivoProvider implements TelephonyProvider {
   ) {}
 
   async placeCall(request: PlaceCallRequest): Promise<PlacedCall> {
-    if (!request.from) {
-      throw new ProviderApiError('plivo', 'Plivo needs a caller number: give the campaign or configuration a default caller phone number');
-    }
+    const from = requireCallerNumber('plivo', 'Plivo', request.from);
     const created = await this.api.createCall({
-      from: request.from,
+      from,
       to: request.to,
       answerUrl: request.answerUrl,
       hangupUrl: request.statusCallbackUrl,
       ringUrl: request.statusCallbackUrl,
-      ringTimeoutSeconds: Math.min(MAX_RING_SECONDS, Math.max(MIN_RING_SECONDS, Math.round(request.ringTimeoutSeconds))),
+      ringTimeoutSeconds: clampRingSeconds(request.ringTimeoutSeconds, MIN_RING_SECONDS, MAX_RING_SECONDS),
       ...(request.machineDetection ? { machineDetection: 'hangup' as const, machineDetectionUrl: request.statusCallbackUrl } : {}),
     });
     // Plivo has no idempotency key for a call request: each accepted request is a new call.
@@ -99,7 +97,7 @@ export class PlivoProvider implements TelephonyProvider {
       const cause = record.hangupCauseName ?? undefined;
       const byCause = outcomeOfHangupCause(cause);
       const outcome = record.answered ? (byCause === 'voicemail' ? 'voicemail' : 'completed') : (byCause ?? 'failed');
-      return strip({
+      return dropUndefined({
         kind: 'status' as const,
         providerCallId: record.callUuid,
         status: outcome === 'failed' ? ('failed' as const) : ('completed' as const),
@@ -153,7 +151,7 @@ export class PlivoProvider implements TelephonyProvider {
       }
       return { ok: true, message: steps.length ? `${steps.join('; ')}` : `${e164} is linked to application ${appId}, which answers at ${answerUrl}` };
     } catch (err) {
-      return { ok: false, message: err instanceof ProviderApiError ? err.detail : 'Plivo could not be reached to update the number' };
+      return syncFailure(err, 'Plivo');
     }
   }
 
@@ -165,8 +163,8 @@ export class PlivoProvider implements TelephonyProvider {
         method,
         url: request.publicUrl,
         params: method === 'POST' ? formParams(request.body) : {},
-        signature: header(request.headers, 'x-plivo-signature-v3'),
-        nonce: header(request.headers, 'x-plivo-signature-v3-nonce'),
+        signature: headerValue(request.headers, 'x-plivo-signature-v3'),
+        nonce: headerValue(request.headers, 'x-plivo-signature-v3-nonce'),
       });
     } catch {
       return false;
@@ -176,26 +174,26 @@ export class PlivoProvider implements TelephonyProvider {
   parseStatusCallback(request: WebhookRequest): NormalizedCallEvent {
     try {
       const body = formParams(request?.body);
-      const callUuid = first(body.CallUUID);
-      const requestUuid = first(body.RequestUUID) ?? first(body.ALegRequestUUID);
+      const callUuid = lastParam(body.CallUUID);
+      const requestUuid = lastParam(body.RequestUUID) ?? lastParam(body.ALegRequestUUID);
       if (callUuid && requestUuid) this.remember(requestUuid, callUuid);
       const runId = typeof request.runId === 'number' ? request.runId : undefined;
-      const common = strip({ kind: 'status' as const, runId, providerCallId: callUuid });
+      const common = dropUndefined({ kind: 'status' as const, runId, providerCallId: callUuid });
 
-      const machine = isPlivoMachine(first(body.Machine));
-      const callStatus = first(body.CallStatus);
+      const machine = isPlivoMachine(lastParam(body.Machine));
+      const callStatus = lastParam(body.CallStatus);
       if (machine !== undefined && (!callStatus || callStatus.toLowerCase() === 'in-progress')) {
         // the asynchronous machine detection verdict (machine_detection_url)
         if (machine) return { ...common, status: 'completed', outcome: 'voicemail', detail: 'answered_by=machine' };
         return { ...common, status: 'in_progress', detail: 'answered_by=human' };
       }
-      const streamEvent = first(body.Event);
-      if (!callStatus && streamEvent && first(body.StreamID)) return this.parseStreamEvent(common, streamEvent, body);
+      const streamEvent = lastParam(body.Event);
+      if (!callStatus && streamEvent && lastParam(body.StreamID)) return this.parseStreamEvent(common, streamEvent, body);
       if (!callStatus) return { kind: 'ignored', reason: 'no CallStatus in the callback' };
       const mapped = mapPlivoCallStatus(callStatus);
       if (!mapped) return { kind: 'ignored', reason: `unknown Plivo CallStatus "${callStatus}"` };
-      const cause = first(body.HangupCause) ?? first(body.HangupCauseName);
-      const duration = first(body.Duration);
+      const cause = lastParam(body.HangupCause) ?? lastParam(body.HangupCauseName);
+      const duration = lastParam(body.Duration);
       const seconds = duration && /^\d+$/.test(duration) ? Number(duration) : undefined;
       let outcome = mapped.outcome;
       if (outcome === 'completed') {
@@ -206,10 +204,10 @@ export class PlivoProvider implements TelephonyProvider {
       }
       const details: string[] = [];
       if (cause) details.push(`hangup_cause=${cause}`);
-      const source = first(body.HangupSource);
+      const source = lastParam(body.HangupSource);
       if (source) details.push(`hangup_source=${source}`);
       if (machine !== undefined) details.push(`answered_by=${machine ? 'machine' : 'human'}`);
-      return strip({
+      return dropUndefined({
         ...common,
         status: mapped.status,
         outcome,
@@ -239,10 +237,10 @@ export class PlivoProvider implements TelephonyProvider {
    */
   answerOutbound(request: WebhookRequest, input: { runId: number; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup {
     const body = formParams(request?.body);
-    const callUuid = first(body.CallUUID);
-    const requestUuid = first(body.RequestUUID) ?? first(body.ALegRequestUUID);
+    const callUuid = lastParam(body.CallUUID);
+    const requestUuid = lastParam(body.RequestUUID) ?? lastParam(body.ALegRequestUUID);
     if (callUuid && requestUuid) this.remember(requestUuid, callUuid);
-    if (isPlivoMachine(first(body.Machine))) return { contentType: PLIVO_XML_CONTENT_TYPE, body: hangupXml() };
+    if (isPlivoMachine(lastParam(body.Machine))) return { contentType: PLIVO_XML_CONTENT_TYPE, body: hangupXml() };
     return { contentType: PLIVO_XML_CONTENT_TYPE, body: streamXml({ mediaUrl: input.mediaUrl }) };
   }
 
@@ -266,10 +264,10 @@ export class PlivoProvider implements TelephonyProvider {
     const e = event.toLowerCase();
     if (e === 'started' || e === 'startstream') return { ...common, status: 'in_progress', detail: 'media stream started' };
     if (e === 'stopped' || e === 'stopstream') {
-      const duration = first(body.Duration);
-      return strip({ ...common, status: 'completed' as const, outcome: 'completed' as const, durationSeconds: duration && /^\d+$/.test(duration) ? Number(duration) : undefined, detail: 'media stream stopped' });
+      const duration = lastParam(body.Duration);
+      return dropUndefined({ ...common, status: 'completed' as const, outcome: 'completed' as const, durationSeconds: duration && /^\d+$/.test(duration) ? Number(duration) : undefined, detail: 'media stream stopped' });
     }
-    const reason = first(body.StatusReason);
+    const reason = lastParam(body.StatusReason);
     return { kind: 'ignored', reason: `media stream event ${event}${reason ? `: ${reason}` : ''}` };
   }
 
@@ -289,50 +287,16 @@ export class PlivoProvider implements TelephonyProvider {
 export function parsePlivoInboundCall(request: WebhookRequest): InboundCall | { ignored: string } {
   try {
     const body = formParams(request?.body);
-    const callUuid = first(body.CallUUID);
-    const to = first(body.To);
+    const callUuid = lastParam(body.CallUUID);
+    const to = lastParam(body.To);
     if (!callUuid) return { ignored: 'no CallUUID in the inbound webhook' };
     if (!to) return { ignored: 'no To in the inbound webhook' };
-    const direction = first(body.Direction);
+    const direction = lastParam(body.Direction);
     if (direction && direction.toLowerCase() !== 'inbound') return { ignored: `not an inbound call (Direction ${direction})` };
     const query = request.query && typeof request.query === 'object' ? request.query : {};
     const account = typeof query[PLIVO_ACCOUNT_QUERY] === 'string' && query[PLIVO_ACCOUNT_QUERY] ? query[PLIVO_ACCOUNT_QUERY] : null;
-    return { providerCallId: callUuid, from: withPlus(first(body.From) ?? ''), to: withPlus(to), accountId: account };
+    return { providerCallId: callUuid, from: withPlus(lastParam(body.From) ?? ''), to: withPlus(to), accountId: account };
   } catch {
     return { ignored: 'unreadable Plivo inbound webhook' };
   }
-}
-
-/** Plivo writes numbers without `+`: `14155550100` → `+14155550100` (SIP addresses and others unchanged). */
-function withPlus(n: string): string {
-  return /^[1-9]\d{6,14}$/.test(n) ? `+${n}` : n;
-}
-
-function header(headers: Record<string, string> | undefined | null, name: string): string | undefined {
-  if (!headers || typeof headers !== 'object') return undefined;
-  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return Array.isArray(v) ? String(v[0]) : String(v);
-  return undefined;
-}
-
-/** A parsed form body as Plivo's signature sees it: string values (repeated keys as arrays). */
-function formParams(body: Record<string, unknown> | undefined | null): PlivoParams {
-  const out = Object.create(null) as PlivoParams;
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return out;
-  for (const [k, v] of Object.entries(body)) {
-    if (v === undefined || v === null) continue;
-    if (Array.isArray(v)) out[k] = v.map((x) => String(x));
-    else if (typeof v === 'object') continue;
-    else out[k] = String(v);
-  }
-  return out;
-}
-
-function first(v: string | string[] | undefined): string | undefined {
-  const s = Array.isArray(v) ? v[v.length - 1] : v;
-  return s === undefined || s === '' ? undefined : s;
-}
-
-function strip<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
 }

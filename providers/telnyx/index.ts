@@ -2,7 +2,7 @@
  * The Telnyx provider plugin. `createTelnyxPlugin(options)` builds one whose REST client can be pointed
  * elsewhere (tests point it at test/fakes/telnyx); the default export is the production plugin.
  */
-import { defineProviderPlugin, type ProviderConfig, type ProviderPlugin, type WebhookRequest } from '../../plugins/sdk.js';
+import { configString, defineProviderPlugin, type ProviderConfig, type ProviderPlugin, type WebhookRequest } from '../../plugins/sdk.js';
 import { TelnyxClient, type TelnyxClientOptions } from './telnyx.client.js';
 import { telnyxManifest } from './telnyx.manifest.js';
 import { parseTelnyxInboundCall, TelnyxProvider, type TelnyxApi } from './telnyx.provider.js';
@@ -17,19 +17,17 @@ export interface TelnyxPluginOptions {
   toleranceSeconds?: number;
 }
 
-const str = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
-
 export function createTelnyxPlugin(options: TelnyxPluginOptions = {}): ProviderPlugin {
   const factory = options.clientFactory ?? ((o: TelnyxClientOptions) => new TelnyxClient(o));
   return defineProviderPlugin({
     manifest: telnyxManifest,
-    deriveAccountId: (config: ProviderConfig) => str(config.connection_id),
+    deriveAccountId: (config: ProviderConfig) => configString(config.connection_id),
     create: (config, context) => {
       const apiKey = typeof config.api_key === 'string' ? config.api_key : '';
       const api = factory({ ...options.client, apiKey, ...(options.apiBaseUrl ? { baseUrl: options.apiBaseUrl } : {}) });
       return new TelnyxProvider(api, {
-        connectionId: str(config.connection_id),
-        webhookPublicKey: str(config.webhook_public_key),
+        connectionId: configString(config.connection_id),
+        webhookPublicKey: configString(config.webhook_public_key),
         publicUrl: context.publicUrl,
         log: context.log,
         ...(options.toleranceSeconds !== undefined ? { toleranceSeconds: options.toleranceSeconds } : {}),

@@ -17,6 +17,7 @@
  * unlike Twilio, Vonage and Plivo, does not hang up on a machine by itself. The parse result stays the same.
  */
 import { ProviderApiError } from '../../core/errors.js';
+import { clampRingSeconds, dropUndefined, headerValue, requireCallerNumber, syncFailure, trimmedString } from '../../plugins/sdk.js';
 import type { Logger } from '../../core/ports/logger.port.js';
 import type {
   InboundCall,
@@ -65,17 +66,15 @@ export class TelnyxProvider implements TelephonyProvider {
   }
 
   async placeCall(request: PlaceCallRequest): Promise<PlacedCall> {
-    if (!request.from) {
-      throw new ProviderApiError('telnyx', 'Telnyx needs a caller number: give the campaign or configuration a default caller phone number');
-    }
+    const from = requireCallerNumber('telnyx', 'Telnyx', request.from);
     const call = await this.api.dial({
       connectionId: this.options.connectionId,
       to: request.to,
-      from: request.from,
+      from,
       webhookUrl: request.statusCallbackUrl,
       streamUrl: toWebSocketUrl(request.mediaUrl),
       ...(request.machineDetection ? { answeringMachineDetection: 'detect' as const } : {}),
-      timeoutSecs: Math.min(MAX_RING_SECONDS, Math.max(MIN_RING_SECONDS, Math.round(request.ringTimeoutSeconds))),
+      timeoutSecs: clampRingSeconds(request.ringTimeoutSeconds, MIN_RING_SECONDS, MAX_RING_SECONDS),
       clientState: Buffer.from(JSON.stringify({ run_id: request.runId }), 'utf8').toString('base64'),
     });
     // Telnyx has no idempotency key for a dial: each accepted request is a new call.
@@ -134,7 +133,7 @@ export class TelnyxProvider implements TelephonyProvider {
         message: `${steps.join('; ')}; but the application's webhook URL is ${app.webhookEventUrl}: set it to ${number.inboundUrl} (Portal → Voice → Programmable Voice → the application)`,
       };
     } catch (err) {
-      return { ok: false, message: err instanceof ProviderApiError ? err.detail : 'Telnyx could not be reached to update the number' };
+      return syncFailure(err, 'Telnyx');
     }
   }
 
@@ -144,8 +143,8 @@ export class TelnyxProvider implements TelephonyProvider {
       return verifyTelnyxSignature({
         publicKey: this.publicKey,
         rawBody: Buffer.isBuffer(request?.rawBody) ? request.rawBody : undefined,
-        signature: header(headers, 'telnyx-signature-ed25519'),
-        timestamp: header(headers, 'telnyx-timestamp'),
+        signature: headerValue(headers, 'telnyx-signature-ed25519'),
+        timestamp: headerValue(headers, 'telnyx-timestamp'),
         nowSeconds: this.options.nowSeconds?.() ?? Math.floor(Date.now() / 1000),
         ...(this.options.toleranceSeconds !== undefined ? { toleranceSeconds: this.options.toleranceSeconds } : {}),
       });
@@ -159,25 +158,25 @@ export class TelnyxProvider implements TelephonyProvider {
       const event = telnyxEvent(request?.body);
       if (!event) return { kind: 'ignored', reason: 'not a Telnyx Call Control webhook' };
       const { type, payload } = event;
-      const connectionId = str(payload.connection_id);
+      const connectionId = trimmedString(payload.connection_id);
       if (connectionId && connectionId !== this.options.connectionId) return { kind: 'ignored', reason: 'webhook of another Telnyx connection' };
-      const callControlId = str(payload.call_control_id);
-      const common = strip({ kind: 'status' as const, runId: request.runId, providerCallId: callControlId, at: event.at });
+      const callControlId = trimmedString(payload.call_control_id);
+      const common = dropUndefined({ kind: 'status' as const, runId: request.runId, providerCallId: callControlId, at: event.at });
 
       const progress = TELNYX_PROGRESS_EVENTS[type];
       if (progress) return { ...common, status: progress.status };
       if (type === 'call.hangup') {
-        const cause = str(payload.hangup_cause);
+        const cause = trimmedString(payload.hangup_cause);
         const mapped = mapTelnyxHangup(cause);
         const details = [`hangup_cause=${cause ?? 'none'}`];
-        const source = str(payload.hangup_source);
+        const source = trimmedString(payload.hangup_source);
         if (source) details.push(`hangup_source=${source}`);
-        const sip = str(payload.sip_hangup_cause);
+        const sip = trimmedString(payload.sip_hangup_cause);
         if (sip) details.push(`sip=${sip}`);
         return { ...common, status: mapped.status, ...(mapped.outcome ? { outcome: mapped.outcome } : {}), detail: details.join(' ') };
       }
       if (type === 'call.machine.detection.ended' || type === 'call.machine.premium.detection.ended') {
-        const result = str(payload.result) ?? 'unknown';
+        const result = trimmedString(payload.result) ?? 'unknown';
         const verdict = mapTelnyxAmd(result);
         if (verdict === 'machine') {
           if (callControlId) this.hangUpMachine(callControlId);
@@ -243,10 +242,10 @@ function telnyxEvent(body: unknown): TelnyxEvent | null {
   const data = (body as Record<string, unknown>).data;
   if (!data || typeof data !== 'object' || Array.isArray(data)) return null;
   const d = data as Record<string, unknown>;
-  const type = str(d.event_type);
+  const type = trimmedString(d.event_type);
   if (!type) return null;
   const payload = d.payload && typeof d.payload === 'object' && !Array.isArray(d.payload) ? (d.payload as Record<string, unknown>) : {};
-  const occurred = str(d.occurred_at);
+  const occurred = trimmedString(d.occurred_at);
   const t = occurred ? Date.parse(occurred) : Number.NaN;
   return { type, payload, ...(Number.isNaN(t) ? {} : { at: new Date(t) }) };
 }
@@ -258,33 +257,18 @@ export function parseTelnyxInboundCall(request: WebhookRequest): InboundCall | {
     if (!event) return { ignored: 'not a Telnyx Call Control webhook' };
     if (event.type !== 'call.initiated') return { ignored: `Telnyx event ${event.type} is not a new call` };
     const p = event.payload;
-    const direction = str(p.direction);
+    const direction = trimmedString(p.direction);
     if (direction !== 'incoming') return { ignored: `not an incoming call (direction ${direction ?? 'none'})` };
-    const callControlId = str(p.call_control_id);
-    const to = str(p.to);
+    const callControlId = trimmedString(p.call_control_id);
+    const to = trimmedString(p.to);
     if (!callControlId) return { ignored: 'no call_control_id in the webhook' };
     if (!to) return { ignored: 'no "to" in the webhook' };
-    return { providerCallId: callControlId, from: str(p.from) ?? '', to, accountId: str(p.connection_id) ?? null };
+    return { providerCallId: callControlId, from: trimmedString(p.from) ?? '', to, accountId: trimmedString(p.connection_id) ?? null };
   } catch {
     return { ignored: 'unreadable Telnyx webhook' };
   }
 }
 
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
-}
-
-function header(headers: Record<string, string> | undefined | null, name: string): string | undefined {
-  if (!headers || typeof headers !== 'object') return undefined;
-  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return Array.isArray(v) ? String(v[0]) : String(v);
-  return undefined;
-}
-
 function toWebSocketUrl(url: string): string {
   return url.replace(/^http(s?):\/\//i, (_m, s: string) => `ws${s}://`);
-}
-
-function strip<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
 }

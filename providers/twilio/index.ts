@@ -2,7 +2,7 @@
  * The Twilio provider plugin. `createTwilioPlugin(options)` builds one whose REST client can be pointed
  * elsewhere (tests point it at test/fakes/twilio); the default export is the production plugin.
  */
-import { defineProviderPlugin, type ProviderConfig, type ProviderPlugin, type WebhookRequest } from '../../plugins/sdk.js';
+import { configString, defineProviderPlugin, type ProviderConfig, type ProviderPlugin, type WebhookRequest } from '../../plugins/sdk.js';
 import { TwilioClient, type TwilioClientOptions } from './twilio.client.js';
 import { twilioManifest } from './twilio.manifest.js';
 import { parseTwilioInboundCall, TwilioProvider, type TwilioApi } from './twilio.provider.js';
@@ -17,15 +17,13 @@ export interface TwilioPluginOptions {
   clientFactory?: (options: TwilioClientOptions) => TwilioApi;
 }
 
-const str = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
-
 export function createTwilioPlugin(options: TwilioPluginOptions = {}): ProviderPlugin {
   const factory = options.clientFactory ?? ((o: TwilioClientOptions) => new TwilioClient(o));
   return defineProviderPlugin({
     manifest: twilioManifest,
-    deriveAccountId: (config: ProviderConfig) => str(config.account_sid),
+    deriveAccountId: (config: ProviderConfig) => configString(config.account_sid),
     create: (config, context) => {
-      const accountSid = str(config.account_sid);
+      const accountSid = configString(config.account_sid);
       const authToken = typeof config.auth_token === 'string' ? config.auth_token : '';
       const api = factory({ ...options.client, accountSid, authToken, ...(options.apiBaseUrl ? { baseUrl: options.apiBaseUrl } : {}) });
       return new TwilioProvider(api, { accountSid, authToken, publicUrl: context.publicUrl });

@@ -9,7 +9,7 @@
  * `inboundAnswer` or `inboundReject` TwiML. Every webhook is checked with `X-Twilio-Signature` against the
  * exact public URL it was sent to.
  */
-import { ProviderApiError } from '../../core/errors.js';
+import { clampRingSeconds, dropUndefined, formParams, headerValue, lastParam, requireCallerNumber, syncFailure } from '../../plugins/sdk.js';
 import type { ProviderManifest } from '../../core/telephony/provider-manifest.js';
 import type {
   InboundCall,
@@ -49,19 +49,17 @@ export class TwilioProvider implements TelephonyProvider {
   ) {}
 
   async placeCall(request: PlaceCallRequest): Promise<PlacedCall> {
-    if (!request.from) {
-      throw new ProviderApiError('twilio', 'Twilio needs a caller number: give the campaign or configuration a default caller phone number');
-    }
+    const from = requireCallerNumber('twilio', 'Twilio', request.from);
     const created = await this.api.createCall({
       to: request.to,
-      from: request.from,
+      from,
       url: request.answerUrl,
       method: 'POST',
       statusCallback: request.statusCallbackUrl,
       statusCallbackEvents: ['initiated', 'ringing', 'answered', 'completed'],
       statusCallbackMethod: 'POST',
       ...(request.machineDetection ? { machineDetection: 'Enable' as const } : {}),
-      timeoutSeconds: Math.min(MAX_RING_SECONDS, Math.max(MIN_RING_SECONDS, Math.round(request.ringTimeoutSeconds))),
+      timeoutSeconds: clampRingSeconds(request.ringTimeoutSeconds, MIN_RING_SECONDS, MAX_RING_SECONDS),
     });
     // Twilio has no idempotency key for call creation: each accepted request is a new call.
     return { providerCallId: created.sid, alreadyPlaced: false };
@@ -76,7 +74,7 @@ export class TwilioProvider implements TelephonyProvider {
     if (!info) return null;
     const mapped = mapTwilioStatus(info.status, info.answeredBy);
     if (!mapped) return { kind: 'ignored', reason: `unknown Twilio call status "${info.status}"` };
-    return strip({
+    return dropUndefined({
       kind: 'status' as const,
       providerCallId: info.sid,
       status: mapped.status,
@@ -110,13 +108,13 @@ export class TwilioProvider implements TelephonyProvider {
       await this.api.setIncomingNumberVoiceUrl(found.sid, number.inboundUrl, 'POST');
       return { ok: true, message: `Set the voice webhook of ${e164} to ${number.inboundUrl} (POST)` };
     } catch (err) {
-      return { ok: false, message: err instanceof ProviderApiError ? err.detail : 'Twilio could not be reached to update the number' };
+      return syncFailure(err, 'Twilio');
     }
   }
 
   verifyWebhook(request: WebhookRequest): boolean {
     try {
-      const signature = header(request.headers, 'x-twilio-signature');
+      const signature = headerValue(request.headers, 'x-twilio-signature');
       // Twilio signs the POST form fields; a GET webhook carries them in the URL, which is signed as is.
       const params: TwilioParams = request.method.toUpperCase() === 'POST' ? formParams(request.body) : {};
       return verifyTwilioSignature(this.options.authToken, request.publicUrl, params, signature);
@@ -128,24 +126,24 @@ export class TwilioProvider implements TelephonyProvider {
   parseStatusCallback(request: WebhookRequest): NormalizedCallEvent {
     try {
       const body = formParams(request.body);
-      const accountSid = first(body.AccountSid);
+      const accountSid = lastParam(body.AccountSid);
       if (accountSid && accountSid !== this.options.accountSid) return { kind: 'ignored', reason: 'callback of another Twilio account' };
-      const callStatus = first(body.CallStatus);
-      const callSid = first(body.CallSid);
-      if (!callStatus && first(body.StreamEvent)) return this.parseStreamEvent(body, request.runId);
+      const callStatus = lastParam(body.CallStatus);
+      const callSid = lastParam(body.CallSid);
+      if (!callStatus && lastParam(body.StreamEvent)) return this.parseStreamEvent(body, request.runId);
       if (!callStatus) return { kind: 'ignored', reason: 'no CallStatus in the callback' };
-      const answeredBy = first(body.AnsweredBy);
+      const answeredBy = lastParam(body.AnsweredBy);
       const mapped = mapTwilioStatus(callStatus, answeredBy);
       if (!mapped) return { kind: 'ignored', reason: `unknown Twilio CallStatus "${callStatus}"` };
-      const duration = first(body.CallDuration);
-      const at = parseTimestamp(first(body.Timestamp));
+      const duration = lastParam(body.CallDuration);
+      const at = parseTimestamp(lastParam(body.Timestamp));
       const details: string[] = [];
       if (answeredBy) details.push(`answered_by=${answeredBy}`);
-      const sipCode = first(body.SipResponseCode);
+      const sipCode = lastParam(body.SipResponseCode);
       if (sipCode) details.push(`sip=${sipCode}`);
-      const errorCode = first(body.ErrorCode);
+      const errorCode = lastParam(body.ErrorCode);
       if (errorCode) details.push(`twilio_error=${errorCode}`);
-      return strip({
+      return dropUndefined({
         kind: 'status' as const,
         runId: request.runId,
         providerCallId: callSid,
@@ -185,7 +183,7 @@ export class TwilioProvider implements TelephonyProvider {
    * anyone else is connected to the agent's media stream.
    */
   answerOutbound(request: WebhookRequest, input: { runId: number; mediaUrl: string; statusCallbackUrl?: string }): ProviderMarkup {
-    const answeredBy = first(formParams(request.body).AnsweredBy) ?? request.query?.AnsweredBy;
+    const answeredBy = lastParam(formParams(request.body).AnsweredBy) ?? request.query?.AnsweredBy;
     if (isMachineAnswer(answeredBy)) return { contentType: TWIML_CONTENT_TYPE, body: hangupTwiml() };
     // outbound calls have their own status callback: no stream status callback here
     return { contentType: TWIML_CONTENT_TYPE, body: connectStreamTwiml({ runId: input.runId, mediaUrl: input.mediaUrl }) };
@@ -200,12 +198,12 @@ export class TwilioProvider implements TelephonyProvider {
    * connected and `stream-stopped` means the call ended normally. Its duration comes from the run's times.
    */
   private parseStreamEvent(body: Record<string, string | string[]>, runId: number | undefined): NormalizedCallEvent {
-    const streamEvent = first(body.StreamEvent);
-    const at = parseTimestamp(first(body.Timestamp));
-    const common = strip({ kind: 'status' as const, runId, providerCallId: first(body.CallSid), at });
+    const streamEvent = lastParam(body.StreamEvent);
+    const at = parseTimestamp(lastParam(body.Timestamp));
+    const common = dropUndefined({ kind: 'status' as const, runId, providerCallId: lastParam(body.CallSid), at });
     if (streamEvent === 'stream-started') return { ...common, status: 'in_progress', detail: 'media stream started' };
     if (streamEvent === 'stream-stopped') return { ...common, status: 'completed', outcome: 'completed', detail: 'media stream stopped' };
-    const error = first(body.StreamError);
+    const error = lastParam(body.StreamError);
     return { kind: 'ignored', reason: `media stream event ${streamEvent ?? ''}${error ? `: ${error}` : ''}`.trim() };
   }
 
@@ -221,40 +219,17 @@ export class TwilioProvider implements TelephonyProvider {
 export function parseTwilioInboundCall(request: WebhookRequest): InboundCall | { ignored: string } {
   try {
     const body = formParams(request.body);
-    const callSid = first(body.CallSid);
-    const from = first(body.From);
-    const to = first(body.To) ?? first(body.Called);
+    const callSid = lastParam(body.CallSid);
+    const from = lastParam(body.From);
+    const to = lastParam(body.To) ?? lastParam(body.Called);
     if (!callSid) return { ignored: 'no CallSid in the inbound webhook' };
     if (!to) return { ignored: 'no To in the inbound webhook' };
-    const direction = first(body.Direction);
+    const direction = lastParam(body.Direction);
     if (direction && direction !== 'inbound') return { ignored: `not an inbound call (Direction ${direction})` };
-    return { providerCallId: callSid, from: from ?? '', to, accountId: first(body.AccountSid) ?? null };
+    return { providerCallId: callSid, from: from ?? '', to, accountId: lastParam(body.AccountSid) ?? null };
   } catch {
     return { ignored: 'unreadable Twilio inbound webhook' };
   }
-}
-
-function header(headers: Record<string, string>, name: string): string | undefined {
-  for (const [k, v] of Object.entries(headers ?? {})) if (k.toLowerCase() === name) return Array.isArray(v) ? String(v[0]) : String(v);
-  return undefined;
-}
-
-/** A parsed form body as Twilio's signature sees it: string values (repeated keys as arrays). */
-function formParams(body: Record<string, unknown> | undefined): Record<string, string | string[]> {
-  const out = Object.create(null) as Record<string, string | string[]>;
-  if (!body || typeof body !== 'object') return out;
-  for (const [k, v] of Object.entries(body)) {
-    if (v === undefined || v === null) continue;
-    if (Array.isArray(v)) out[k] = v.map((x) => String(x));
-    else if (typeof v === 'object') continue;
-    else out[k] = String(v);
-  }
-  return out;
-}
-
-function first(v: string | string[] | undefined): string | undefined {
-  const s = Array.isArray(v) ? v[v.length - 1] : v;
-  return s === undefined || s === '' ? undefined : s;
 }
 
 /** Twilio's `Timestamp` is RFC 2822 (`Mon, 16 Aug 2010 03:45:01 +0000`). */
@@ -262,9 +237,4 @@ function parseTimestamp(value: string | undefined): Date | undefined {
   if (!value) return undefined;
   const t = Date.parse(value);
   return Number.isNaN(t) ? undefined : new Date(t);
-}
-
-function strip<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
 }

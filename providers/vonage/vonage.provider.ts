@@ -12,6 +12,7 @@
  * `payload_hash` of the exact body.
  */
 import { ProviderApiError } from '../../core/errors.js';
+import { clampRingSeconds, dropUndefined, headerValue, requireCallerNumber, syncFailure, trimmedString, withPlus } from '../../plugins/sdk.js';
 import type {
   InboundCall,
   NormalizedCallEvent,
@@ -51,11 +52,8 @@ export class VonageProvider implements TelephonyProvider {
   ) {}
 
   async placeCall(request: PlaceCallRequest): Promise<PlacedCall> {
-    if (!request.from) {
-      throw new ProviderApiError('vonage', 'Vonage needs a caller number: give the campaign or configuration a default caller phone number');
-    }
+    const from = msisdn(requireCallerNumber('vonage', 'Vonage', request.from));
     const to = msisdn(request.to);
-    const from = msisdn(request.from);
     if (!to) throw new ProviderApiError('vonage', 'Vonage calls phone numbers only: the called number is not an E.164 number');
     if (!from) throw new ProviderApiError('vonage', 'The caller number is not an E.164 number');
     const created = await this.api.createCall({
@@ -64,7 +62,7 @@ export class VonageProvider implements TelephonyProvider {
       ncco: connectWebsocketNcco({ mediaUrl: request.mediaUrl, runId: request.runId }),
       eventUrl: request.statusCallbackUrl,
       ...(request.machineDetection ? { machineDetection: 'hangup' as const } : {}),
-      ringingTimer: Math.min(MAX_RING_SECONDS, Math.max(MIN_RING_SECONDS, Math.round(request.ringTimeoutSeconds))),
+      ringingTimer: clampRingSeconds(request.ringTimeoutSeconds, MIN_RING_SECONDS, MAX_RING_SECONDS),
     });
     // Vonage has no idempotency key for call creation: each accepted request is a new call.
     return { providerCallId: created.uuid, alreadyPlaced: false };
@@ -79,7 +77,7 @@ export class VonageProvider implements TelephonyProvider {
     if (!info) return null;
     const mapped = mapVonageStatus(info.status);
     if (!mapped) return { kind: 'ignored', reason: `unknown Vonage call status "${info.status}"` };
-    return strip({
+    return dropUndefined({
       kind: 'status' as const,
       providerCallId: info.uuid,
       status: mapped.status,
@@ -119,14 +117,14 @@ export class VonageProvider implements TelephonyProvider {
       if (problems.length) return { ok: false, message: `${steps.join('; ')}; in the application, ${problems.join(' and ')}` };
       return { ok: true, message: `${steps.join('; ')}; its answer URL is ${number.inboundUrl}` };
     } catch (err) {
-      return { ok: false, message: err instanceof ProviderApiError ? err.detail : 'Vonage could not be reached to update the number' };
+      return syncFailure(err, 'Vonage');
     }
   }
 
   verifyWebhook(request: WebhookRequest): boolean {
     try {
       return verifyVonageWebhook({
-        authorization: header(request?.headers, 'authorization'),
+        authorization: headerValue(request?.headers, 'authorization'),
         signatureSecret: this.options.signatureSecret,
         apiKey: this.options.apiKey,
         applicationId: this.options.applicationId,
@@ -141,22 +139,22 @@ export class VonageProvider implements TelephonyProvider {
   parseStatusCallback(request: WebhookRequest): NormalizedCallEvent {
     try {
       const body = request?.body && typeof request.body === 'object' && !Array.isArray(request.body) ? (request.body as Record<string, unknown>) : {};
-      const status = str(body.status);
+      const status = trimmedString(body.status);
       if (!status) return { kind: 'ignored', reason: 'no status in the Vonage event' };
       const mapped = mapVonageStatus(status);
       if (!mapped) return { kind: 'ignored', reason: `Vonage status "${status}" does not change the call status` };
       const details: string[] = [];
       if (status === 'machine' || status === 'human') details.push(`answered_by=${status}`);
-      const subState = str(body.sub_state);
+      const subState = trimmedString(body.sub_state);
       if (subState) details.push(`sub_state=${subState}`);
-      const detail = str(body.detail);
+      const detail = trimmedString(body.detail);
       if (detail) details.push(`detail=${detail}`);
-      const duration = str(typeof body.duration === 'number' ? String(body.duration) : body.duration);
-      const at = str(body.timestamp) ? Date.parse(str(body.timestamp)!) : Number.NaN;
-      return strip({
+      const duration = trimmedString(typeof body.duration === 'number' ? String(body.duration) : body.duration);
+      const at = trimmedString(body.timestamp) ? Date.parse(trimmedString(body.timestamp)!) : Number.NaN;
+      return dropUndefined({
         kind: 'status' as const,
         runId: request.runId,
-        providerCallId: str(body.uuid),
+        providerCallId: trimmedString(body.uuid),
         status: mapped.status,
         outcome: mapped.outcome,
         durationSeconds: mapped.outcome && duration && /^\d+$/.test(duration) ? Number(duration) : undefined,
@@ -192,14 +190,14 @@ export class VonageProvider implements TelephonyProvider {
 export function parseVonageInboundCall(request: WebhookRequest): InboundCall | { ignored: string } {
   try {
     const body = request?.body && typeof request.body === 'object' && !Array.isArray(request.body) ? (request.body as Record<string, unknown>) : {};
-    if (str(body.status)) return { ignored: `a call event (status ${str(body.status)}), not a new call` };
-    const uuid = str(body.uuid);
-    const to = str(body.to);
+    if (trimmedString(body.status)) return { ignored: `a call event (status ${trimmedString(body.status)}), not a new call` };
+    const uuid = trimmedString(body.uuid);
+    const to = trimmedString(body.to);
     if (!uuid) return { ignored: 'no uuid in the answer webhook' };
     if (!to) return { ignored: 'no "to" in the answer webhook' };
-    const token = /^Bearer\s+(\S+)$/i.exec(header(request.headers, 'authorization') ?? '')?.[1];
+    const token = /^Bearer\s+(\S+)$/i.exec(headerValue(request.headers, 'authorization') ?? '')?.[1];
     const apiKey = decodeJwtClaims(token)?.api_key;
-    return { providerCallId: uuid, from: plus(str(body.from) ?? ''), to: plus(to), accountId: typeof apiKey === 'string' && apiKey ? apiKey : null };
+    return { providerCallId: uuid, from: withPlus(trimmedString(body.from) ?? ''), to: withPlus(to), accountId: typeof apiKey === 'string' && apiKey ? apiKey : null };
   } catch {
     return { ignored: 'unreadable Vonage answer webhook' };
   }
@@ -210,23 +208,4 @@ function msisdn(e164: string): string | null {
   const compact = e164.replace(/[\s().-]/g, '');
   const m = /^\+?([1-9]\d{6,14})$/.exec(compact);
   return m ? m[1]! : null;
-}
-
-function plus(n: string): string {
-  return /^[1-9]\d{6,14}$/.test(n) ? `+${n}` : n;
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
-}
-
-function header(headers: Record<string, string> | undefined | null, name: string): string | undefined {
-  if (!headers || typeof headers !== 'object') return undefined;
-  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return Array.isArray(v) ? String(v[0]) : String(v);
-  return undefined;
-}
-
-function strip<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
 }
