@@ -1,15 +1,7 @@
 import type { TelephonyConfiguration } from '../telephony/telephony-configuration.js';
 
-export interface NewTelephonyConfiguration {
-  name: string;
-  provider: string;
-  isDefaultOutbound: boolean;
-  accountId: string;
-  secretsKeyId: string;
-  settings: Record<string, unknown>;
-  secrets: Record<string, string>;
-  now: Date;
-}
+/** A configuration to store: every field of `TelephonyConfiguration` but the ones the store assigns. */
+export type NewTelephonyConfiguration = Omit<TelephonyConfiguration, 'id' | 'organizationId' | 'createdAt' | 'updatedAt'> & { now: Date };
 
 export interface TelephonyConfigurationPatch {
   name?: string;
