@@ -39,7 +39,7 @@ export const ARI_UNANSWERED_CAUSE: Readonly<Record<number, { outcome: CallOutcom
   47: { outcome: 'failed', label: 'resource unavailable' },
   50: { outcome: 'failed', label: 'facility not subscribed' },
   58: { outcome: 'failed', label: 'bearer capability not available' },
-  65: { outcome: 'failed', label: 'bearer capability not implemented' },
+  65: { outcome: 'failed', label: 'bearer capability unimplemented' },
   88: { outcome: 'failed', label: 'incompatible destination' },
   102: { outcome: 'no_answer', label: 'recovery on timer expiry' },
   127: { outcome: 'failed', label: 'interworking, unspecified' },
