@@ -10,19 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
 import { spawnService, type SpawnedService } from '../support/process.js';
-import { createSimulatorConfig, createWorkflow, csvOf, uploadCsv, waitFor, type CampaignApi } from './campaign-support.js';
-
-function client(url: string): CampaignApi {
-  const call = async (method: string, path: string, body: unknown, token?: string) => {
-    const headers: Record<string, string> = {};
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const r = await fetch(`${url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await r.text();
-    return { status: r.status, body: text ? JSON.parse(text) : null };
-  };
-  return { url, get: (p, a) => call('GET', p, undefined, a?.token), post: (p, b, a) => call('POST', p, b, a?.token) };
-}
+import { apiClient, createSimulatorConfig, createWorkflow, csvOf, uploadCsv, waitFor } from './campaign-support.js';
 
 describe('campaign crash safety', () => {
   it('completes after a SIGKILL mid-campaign, dialing each contact exactly once per attempt', async () => {
@@ -34,7 +22,7 @@ describe('campaign crash safety', () => {
     let svc: SpawnedService | null = null;
     try {
       svc = await spawnService(env);
-      let api = client(svc.url);
+      let api = apiClient(svc.url);
       const signup = await api.post('/auth/signup', { email: 'crash@example.com', password: 'correct horse battery' });
       const auth = { token: signup.body.token as string };
       const workflowId = await createWorkflow(api, auth);
@@ -57,7 +45,7 @@ describe('campaign crash safety', () => {
       expect(before.processed_rows).toBeLessThan(total);
 
       svc = await spawnService(env);
-      api = client(svc.url);
+      api = apiClient(svc.url);
       await waitFor(async () => (await api.get(`/campaign/${id}`, auth)).body.state === 'completed', 30_000, 50);
       const done = (await api.get(`/campaign/${id}`, auth)).body;
       expect(done).toMatchObject({ processed_rows: total, total_rows: total, total_queued_count: total });

@@ -8,6 +8,19 @@ export interface CampaignApi {
   post<T = any>(path: string, body?: unknown, auth?: Credentials): Promise<{ status: number; body: T }>;
 }
 
+/** A JSON client of the API at `url` (for services running as their own processes). */
+export function apiClient(url: string): CampaignApi {
+  const call = async (method: string, path: string, body: unknown, token?: string) => {
+    const headers: Record<string, string> = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const r = await fetch(`${url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await r.text();
+    return { status: r.status, body: text ? JSON.parse(text) : null };
+  };
+  return { url, get: (p, a) => call('GET', p, undefined, a?.token), post: (p, b, a) => call('POST', p, b, a?.token) };
+}
+
 export async function createWorkflow(api: CampaignApi, auth: Credentials, name = 'Agent'): Promise<number> {
   const r = await api.post('/workflow/create/definition', { name, workflow_definition: exampleWorkflowDefinition }, auth);
   if (r.status !== 200) throw new Error(`workflow: ${r.status} ${JSON.stringify(r.body)}`);

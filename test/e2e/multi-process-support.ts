@@ -20,7 +20,6 @@ import { ProviderRegistry } from '../../plugins/provider-registry.js';
 import { MongoStorageToken } from '../../plugins/modules/storage.module.js';
 import { loadSettings, type ProcessRole } from '../../plugins/settings.js';
 import { LifecycleToken } from '../../plugins/tokens.js';
-import type { CampaignApi } from './campaign-support.js';
 
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdefghijklmnop';
 
@@ -85,18 +84,7 @@ export async function startInProcessService(
   };
 }
 
-/** A JSON client of the API at `url` (campaign-support's interface). */
-export function apiClient(url: string): CampaignApi {
-  const call = async (method: string, path: string, body: unknown, token?: string) => {
-    const headers: Record<string, string> = {};
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const r = await fetch(`${url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await r.text();
-    return { status: r.status, body: text ? JSON.parse(text) : null };
-  };
-  return { url, get: (p, a) => call('GET', p, undefined, a?.token), post: (p, b, a) => call('POST', p, b, a?.token) };
-}
+export { apiClient } from './campaign-support.js';
 
 /** Intervals [start, end] (ms): the largest number overlapping at one instant (an end before a start at the same ms). */
 export function maxOverlap(intervals: ReadonlyArray<readonly [number, number]>): number {
