@@ -421,36 +421,29 @@ export class DoubleCollection<TSchema extends Document = Document> {
    */
   async findOneAndUpdate(filter: Document, update: Document | Document[], options: AnyOptions = {}): Promise<any> {
     validateUpdate(update);
-    const [target] = this.select(filter, { sort: options.sort, limit: 1 });
-    let value: Document | null;
-    let lastErrorObject: Document;
-    if (!target) {
-      if (options.upsert) {
-        const doc = this.upsertInsert(filter, update, null, options.arrayFilters);
-        value = options.returnDocument === 'after' ? doc : null;
-        lastErrorObject = { n: 1, updatedExisting: false, upserted: cloneValue(doc._id) };
-      } else {
-        value = null;
-        lastErrorObject = { n: 0, updatedExisting: false };
-      }
-    } else {
-      const next = this.updatedDoc(target, update, filter, options.arrayFilters, false);
-      const position = this.positionOf(target);
-      this.commit(position, next);
-      value = options.returnDocument === 'after' ? this.docs()[position] : target;
-      lastErrorObject = { n: 1, updatedExisting: true };
-    }
-    return this.modifyResult(value, lastErrorObject, options);
+    return this.findOneAndModify(filter, options,
+      () => this.upsertInsert(filter, update, null, options.arrayFilters),
+      (target) => this.updatedDoc(target, update, filter, options.arrayFilters, false));
   }
 
   async findOneAndReplace(filter: Document, replacement: Document, options: AnyOptions = {}): Promise<any> {
     validateReplacement(replacement);
+    return this.findOneAndModify(filter, options,
+      () => this.upsertInsert(filter, null, replacement),
+      (target) => this.replacedDoc(target, replacement));
+  }
+
+  /**
+   * The shared part of findOneAndUpdate/Replace: the first match (by `sort`) becomes `next(target)`, or with
+   * `upsert` and no match `insert()` runs; the result follows `returnDocument` and `includeResultMetadata`.
+   */
+  private findOneAndModify(filter: Document, options: AnyOptions, insert: () => Document, next: (target: Document) => Document): any {
     const [target] = this.select(filter, { sort: options.sort, limit: 1 });
     let value: Document | null;
     let lastErrorObject: Document;
     if (!target) {
       if (options.upsert) {
-        const doc = this.upsertInsert(filter, null, replacement);
+        const doc = insert();
         value = options.returnDocument === 'after' ? doc : null;
         lastErrorObject = { n: 1, updatedExisting: false, upserted: cloneValue(doc._id) };
       } else {
@@ -458,8 +451,9 @@ export class DoubleCollection<TSchema extends Document = Document> {
         lastErrorObject = { n: 0, updatedExisting: false };
       }
     } else {
+      const replacement = next(target);
       const position = this.positionOf(target);
-      this.commit(position, this.replacedDoc(target, replacement));
+      this.commit(position, replacement);
       value = options.returnDocument === 'after' ? this.docs()[position] : target;
       lastErrorObject = { n: 1, updatedExisting: true };
     }
