@@ -27,11 +27,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: st
   try {
     if (command === 'serve') {
       const { values } = parseArgs({ args: argv.slice(1), options: { role: { type: 'string' } }, strict: true });
-      const { startService } = await import('./main.js');
-      const service = await startService(values.role ? { ...env, CALLPLANE_ROLE: values.role } : env);
-      const onSignal = () => void service.stop().then(() => process.exit(0), () => process.exit(1));
-      process.once('SIGTERM', onSignal);
-      process.once('SIGINT', onSignal);
+      const { exitOnSignals, startService } = await import('./main.js');
+      exitOnSignals(await startService(values.role ? { ...env, CALLPLANE_ROLE: values.role } : env));
       return -1; // keep running
     }
     if (command === 'users' && sub === 'create') {

@@ -62,19 +62,22 @@ export async function startService(env: NodeJS.ProcessEnv = process.env): Promis
   return { server, settings, stop };
 }
 
+/** SIGTERM/SIGINT stop the service gracefully, then exit (0, or 1 when stopping failed). */
+export function exitOnSignals(service: RunningService): void {
+  const onSignal = (signal: string) => {
+    process.stderr.write(`callplane: ${signal} received, shutting down\n`);
+    service.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
+}
+
 if (isMainModule(import.meta.url)) {
   startService().then(
-    (service) => {
-      const onSignal = (signal: string) => {
-        process.stderr.write(`callplane: ${signal} received, shutting down\n`);
-        service.stop().then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      };
-      process.once('SIGTERM', () => onSignal('SIGTERM'));
-      process.once('SIGINT', () => onSignal('SIGINT'));
-    },
+    exitOnSignals,
     (err: unknown) => {
       if (err instanceof SettingsError) {
         process.stderr.write(`callplane: ${err.message}\n`);
