@@ -28,7 +28,7 @@ function toExpressPath(path: string): string {
 }
 
 function toRegex(path: string): RegExp {
-  const body = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}|\{(\w+)\}/g, '[^/]+');
+  const body = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+');
   return new RegExp(`^${API_PREFIX}${body}/?$`);
 }
 
