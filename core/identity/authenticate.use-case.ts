@@ -1,4 +1,4 @@
-import { UnauthenticatedError } from '../errors.js';
+import { ForbiddenError, UnauthenticatedError } from '../errors.js';
 import type { Clock } from '../ports/clock.port.js';
 import type { TokenService } from '../ports/crypto.port.js';
 import type { IdentityRepository } from '../ports/identity.repository.port.js';
@@ -48,7 +48,11 @@ export class Authenticate {
   }
 }
 
-/** Revokes the session the request was made with (an API-key request has none: nothing to revoke). */
+/**
+ * Revokes the session the request was made with. An API-key request has no session to end: 403
+ * `session_required` (keys are revoked with `RevokeApiKey`), rather than answering as if it logged out.
+ * Idempotent for an already revoked session.
+ */
 export class LogOut {
   constructor(
     private readonly identities: IdentityRepository,
@@ -56,8 +60,9 @@ export class LogOut {
   ) {}
 
   async execute(principal: Principal): Promise<void> {
-    if (principal.sessionId != null) {
-      await this.identities.revokeSession(principal.organizationId, principal.sessionId, this.clock.now());
+    if (principal.via !== 'session' || principal.sessionId == null) {
+      throw new ForbiddenError('session_required', 'Logging out ends a session token (Authorization: Bearer); revoke an API key with DELETE /user/api-keys/{id}');
     }
+    await this.identities.revokeSession(principal.organizationId, principal.sessionId, this.clock.now());
   }
 }

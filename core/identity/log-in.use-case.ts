@@ -13,7 +13,8 @@ const DECOY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAA
 
 /**
  * Email + password → session. Unknown email and wrong password fail alike (401 `invalid_credentials`).
- * Failures are throttled per email and per client address (429 `rate_limited` with Retry-After).
+ * Attempts are throttled per email and per client address (429 `rate_limited` with Retry-After): each attempt
+ * is counted before its password is verified, and a success takes its own attempt back.
  */
 export class LogIn {
   constructor(
@@ -26,19 +27,25 @@ export class LogIn {
 
   async execute(input: { email: string; password: string; clientAddress: string }): Promise<IssuedSession> {
     const email = normalizeEmail(input.email);
+    const address = input.clientAddress;
     const { perEmail, perAddress } = this.limiters;
     const now = this.clock.now();
-    const wait = Math.max(perEmail.retryAfter(email, now), perAddress.retryAfter(input.clientAddress, now));
-    if (wait > 0) throw new RateLimitedError(wait, 'Too many failed logins; try again later');
+    // reserve, then verify: the attempt counts before the password is checked, so parallel attempts cannot
+    // all pass a limit that none of them has counted yet
+    const emailWait = await perEmail.reserve(email, now);
+    if (emailWait > 0) throw new RateLimitedError(emailWait, 'Too many failed logins; try again later');
+    const addressWait = await perAddress.reserve(address, now);
+    if (addressWait > 0) {
+      await perEmail.release(email, now);
+      throw new RateLimitedError(addressWait, 'Too many failed logins; try again later');
+    }
 
     const user = await this.identities.findUserByEmail(email);
     const ok = await this.passwords.verify(input.password, user?.passwordHash ?? DECOY_HASH);
-    if (!user || !ok) {
-      perEmail.recordFailure(email, now);
-      perAddress.recordFailure(input.clientAddress, now);
-      throw new UnauthenticatedError('invalid_credentials', INVALID);
-    }
-    perEmail.reset(email);
+    if (!user || !ok) throw new UnauthenticatedError('invalid_credentials', INVALID);
+    // a success is no failure: the email starts afresh, the address gets its reserved attempt back
+    await perEmail.reset(email);
+    await perAddress.release(address, now);
     return this.sessions.issue(user);
   }
 }

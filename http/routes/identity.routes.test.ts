@@ -137,6 +137,30 @@ describe('identity API (API.md sections 2-3)', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
+  it('counts a login attempt before verifying it: 40 parallel wrong logins let at most 5 through', async () => {
+    await svc.signup('parallel@example.com', 'rightpassword');
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => svc.post('/auth/login', { email: 'parallel@example.com', password: `wrong-${i}` })),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(5);
+    expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
+    for (const r of results.filter((x) => x.status === 429)) {
+      expect(r.body.code).toBe('rate_limited');
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+  });
+
+  it('refuses logout with an API key: 403 session_required, and the key keeps working', async () => {
+    const { token } = await svc.signup();
+    const key = await svc.post('/user/api-keys', { name: 'logout-test' }, { token });
+    expect(key.status).toBe(200);
+    const r = await svc.post('/auth/logout', undefined, { apiKey: key.body.api_key });
+    expect(r.status).toBe(403);
+    expect(r.body).toEqual({ detail: expect.any(String), code: 'session_required' });
+    expect((await svc.get('/auth/me', { apiKey: key.body.api_key })).status).toBe(200);
+  });
+
   it('never writes secrets to the log', async () => {
     const password = 'SuperSecretPassword-42';
     const s = await svc.post('/auth/signup', { email: 'logs@example.com', password });

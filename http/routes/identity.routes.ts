@@ -59,8 +59,9 @@ export function identityRoutes(d: IdentityRouteDeps) {
         presentSession(await d.logIn.execute({ email: body.email, password: body.password, clientAddress: req.ip ?? req.socket.remoteAddress ?? 'unknown' })),
     },
     {
-      method: 'post', path: '/auth/logout', operationId: 'logout', summary: 'Revoke the session token in use', tags: ['auth'], auth: 'any', bodyOptional: true,
-      response: obj({ logged_out: { const: true } }, ['logged_out']),
+      method: 'post', path: '/auth/logout', operationId: 'logout', summary: 'Revoke the session token in use', tags: ['auth'], auth: 'session', bodyOptional: true,
+      description: 'With an API key: 403 `session_required` (revoke a key with `DELETE /user/api-keys/{api_key_id}`).',
+      response: obj({ logged_out: { const: true } }, ['logged_out']), errors: [403],
       handler: async ({ principal }) => {
         await d.logOut.execute(principal);
         return { logged_out: true };
