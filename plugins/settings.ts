@@ -145,7 +145,7 @@ export function loadSettings(env: Env = process.env): Settings {
  */
 export function ensureSecretKey(settings: Settings): string {
   if (settings.secretKey) return settings.secretKey;
-  mkdirSync(settings.dataDir, { recursive: true });
+  mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
   const file = join(settings.dataDir, 'secret.key');
   if (existsSync(file)) {
     const key = readFileSync(file, 'utf8').trim();

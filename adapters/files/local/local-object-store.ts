@@ -9,6 +9,10 @@ import type { Clock } from '../../../core/ports/clock.port.js';
 import type { UrlSigner } from '../../../core/ports/crypto.port.js';
 import { isValidObjectKey, type ObjectBody, type ObjectStore, type StoredObject } from '../../../core/ports/object-store.port.js';
 
+/** Stored objects are readable by the service's own user only. */
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
+
 /** What a signed upload URL authorizes, recovered from its query string. */
 export interface UploadGrant { key: string; size: number; expires: number }
 
@@ -19,7 +23,7 @@ export const downloadSignaturePayload = (key: string, expires: number) => `GET\n
 
 /**
  * Files under `<root>/objects/<key>` with a `.meta.json` beside each; writes go to a temporary file that is
- * renamed into place. Signed URLs point at this service's own routes:
+ * renamed into place. Files are created 0600 and directories 0700 (owner only; docs/security.md). Signed URLs point at this service's own routes:
  * `PUT /api/v1/uploads/<key>?expires=&signature=` and `GET /api/v1/files/<key>?expires=&signature=`.
  */
 export class LocalObjectStore implements ObjectStore {
@@ -37,7 +41,7 @@ export class LocalObjectStore implements ObjectStore {
 
   async put(key: string, body: ObjectBody, options: { contentType?: string; maxBytes?: number } = {}): Promise<StoredObject> {
     const target = this.path(key);
-    await mkdir(dirname(target), { recursive: true });
+    await mkdir(dirname(target), { recursive: true, mode: DIR_MODE });
     const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
     let size = 0;
     const max = options.maxBytes ?? Number.POSITIVE_INFINITY;
@@ -51,9 +55,9 @@ export class LocalObjectStore implements ObjectStore {
     });
     const source = typeof body === 'string' || body instanceof Uint8Array ? Readable.from([body]) : Readable.from(body);
     try {
-      await pipeline(source, counter, createWriteStream(tmp));
+      await pipeline(source, counter, createWriteStream(tmp, { mode: FILE_MODE }));
       const meta: StoredObject = { key, size, contentType: options.contentType ?? 'application/octet-stream' };
-      await writeFile(`${target}.meta.json`, JSON.stringify(meta));
+      await writeFile(`${target}.meta.json`, JSON.stringify(meta), { mode: FILE_MODE });
       await rename(tmp, target);
       return meta;
     } catch (e) {

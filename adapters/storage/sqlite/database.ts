@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { migrations as allMigrations, type Migration } from './migrations/index.js';
 
@@ -11,8 +11,41 @@ export type SqliteDatabase = Database.Database;
  * `:memory:` gives a private in-memory database (tests).
  */
 export function openSqlite(path: string): SqliteDatabase {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
+  if (path === ':memory:') return configure(new Database(path));
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // Owner-only files (docs/security.md, "File modes"). SQLite creates the -wal and -shm files itself, giving
+  // them the database file's mode: so the database file is made 0600 before SQLite opens it (tightening one
+  // left 0644 by an earlier version), any leftover -wal/-shm too, and the umask is narrowed while it opens.
+  closeSync(openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) tighten(file);
+  return configure(withOwnerOnlyUmask(() => new Database(path)));
+}
+
+/** chmod 0600 when the file exists. */
+function tighten(file: string): void {
+  try {
+    chmodSync(file, 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+}
+
+/** Runs `open` (synchronous) with umask 077, restoring the previous one; worker threads cannot set it. */
+function withOwnerOnlyUmask<T>(open: () => T): T {
+  let previous: number | undefined;
+  try {
+    previous = process.umask(0o077);
+  } catch {
+    /* worker thread: the modes set above still apply */
+  }
+  try {
+    return open();
+  } finally {
+    if (previous !== undefined) process.umask(previous);
+  }
+}
+
+function configure(db: SqliteDatabase): SqliteDatabase {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 10000');
