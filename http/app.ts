@@ -10,6 +10,7 @@ import { mapError } from './error-mapper.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
 import type { RouteContext, RouteDefinition } from './routing/route.js';
 import { compileValidator } from './validation/ajv.js';
+import { assertJsonDepth } from './validation/json-depth.js';
 
 export interface AppOptions {
   routes: RouteDefinition[];
@@ -113,11 +114,22 @@ export function createApp(options: AppOptions): express.Express {
   const keepRawBody = (req: http.IncomingMessage, _res: http.ServerResponse, buf: Buffer) => {
     if (req.url?.startsWith(`${API_PREFIX}/telephony/`)) (req as http.IncomingMessage & { rawBody?: Buffer }).rawBody = buf;
   };
-  const parseJson = express.json({ limit: options.maxJsonBodyBytes, strict: false, type: ['application/json', 'application/*+json'], verify: keepRawBody });
+  // nesting depth is checked on the raw bytes before parsing: JSON.parse copes with any depth, the recursive
+  // code after it (validation, cloning, storage) does not
+  const verifyJson = (req: http.IncomingMessage, res: http.ServerResponse, buf: Buffer) => {
+    assertJsonDepth(buf);
+    keepRawBody(req, res, buf);
+  };
+  const parseJson = express.json({ limit: options.maxJsonBodyBytes, strict: false, type: ['application/json', 'application/*+json'], verify: verifyJson });
   const parseForm = express.urlencoded({ limit: options.maxJsonBodyBytes, extended: false, verify: keepRawBody });
+  // routes that take raw bytes (the upload PUT) read the request stream themselves, whatever its content type:
+  // a parser here would consume it (curl's default x-www-form-urlencoded made an empty file answered 200)
+  const rawBodyRoutes = options.routes.filter((r) => r.rawBody)
+    .map((r) => ({ method: r.method.toUpperCase(), prefix: API_PREFIX + r.path.slice(0, r.path.indexOf('{') === -1 ? undefined : r.path.indexOf('{')) }));
+  const takesRawBody = (req: Request) => rawBodyRoutes.some((r) => r.method === req.method && req.path.startsWith(r.prefix));
   // requests without a body (most GETs) skip both parsers
   app.use((req: Request, res: Response, next: NextFunction) => {
-    if (!hasBody(req)) return next();
+    if (!hasBody(req) || takesRawBody(req)) return next();
     parseJson(req, res, (err?: unknown) => (err ? next(err) : parseForm(req, res, next)));
   });
 
