@@ -1,0 +1,169 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  assertConnectable,
+  checkUrlShape,
+  classifyAddress,
+  NetworkPolicyError,
+  pinnedLookup,
+  policyFetch,
+  type HostResolver,
+} from './network-policy.js';
+
+const strict = { allowPrivateNetwork: false, field: 'base_url' };
+const open = { allowPrivateNetwork: true, field: 'base_url' };
+const resolverOf = (table: Record<string, string[]>): HostResolver => async (host) => {
+  const list = table[host];
+  if (!list) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+  return list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+};
+
+describe('checkUrlShape (save time)', () => {
+  it('accepts a public http(s) URL and names the field in every issue', () => {
+    expect(checkUrlShape('https://api.example.com/v1', strict)).toEqual([]);
+    expect(checkUrlShape('', strict)).toEqual([['base_url', 'base_url is required']]);
+    expect(checkUrlShape('not a url', strict)).toEqual([['base_url', 'base_url must be a valid http or https URL']]);
+    expect(checkUrlShape('ftp://example.com/', strict)).toEqual([['base_url', 'base_url must use http or https']]);
+    expect(checkUrlShape('https://user:pw@example.com/', strict)).toEqual([['base_url', 'base_url must not carry credentials in the URL']]);
+  });
+
+  it('takes ws/wss when asked', () => {
+    expect(checkUrlShape('wss://api.example.com/stream', { ...strict, protocols: ['ws:', 'wss:'] })).toEqual([]);
+    expect(checkUrlShape('wss://api.example.com/stream', strict)[0][1]).toMatch(/must use http or https/);
+  });
+
+  it.each([
+    'http://169.254.169.254/latest/meta-data/',
+    'http://2852039166/', // decimal
+    'http://0251.0376.0251.0376/', // octal
+    'http://0xa9.0xfe.0xa9.0xfe/', // hex
+    'http://0xa9fea9fe/',
+    'http://169.254.43518/',
+    'http://[::ffff:169.254.169.254]/', // IPv4-mapped IPv6
+    'http://[::ffff:a9fe:a9fe]/',
+    'http://[64:ff9b::a9fe:a9fe]/', // NAT64
+    'http://[2002:a9fe:a9fe::1]/', // 6to4
+    'http://[fd00:ec2::254]/',
+    'http://metadata.google.internal/',
+    'http://METADATA.GOOGLE.INTERNAL./',
+    'ws://169.254.169.254/',
+  ])('refuses the metadata service %s even where private networks are allowed', (url) => {
+    const issues = checkUrlShape(url, { ...open, protocols: ['http:', 'https:', 'ws:', 'wss:'] });
+    expect(issues).toEqual([['base_url', 'base_url must not point at a cloud metadata service']]);
+  });
+
+  it.each(['http://127.0.0.1:8088', 'http://10.0.0.2', 'http://192.168.1.1', 'http://100.64.0.1', 'http://[::1]/', 'http://[fd12::1]/', 'http://[fe80::1]/', 'http://localhost/', 'http://017700000001/', 'http://[::ffff:10.0.0.1]/'])(
+    'refuses private %s only when the setting forbids it',
+    (url) => {
+      expect(checkUrlShape(url, strict)[0][1]).toMatch(/private or loopback address.*CALLPLANE_ALLOW_PRIVATE_NETWORK/);
+      expect(checkUrlShape(url, open)).toEqual([]);
+    },
+  );
+});
+
+describe('classifyAddress', () => {
+  it('classes resolved addresses in every spelling', () => {
+    expect(classifyAddress('8.8.8.8')).toBe('public');
+    expect(classifyAddress('2606:4700::1111')).toBe('public');
+    expect(classifyAddress('::ffff:8.8.8.8')).toBe('public');
+    expect(classifyAddress('169.254.169.254')).toBe('metadata');
+    expect(classifyAddress('2852039166')).toBe('metadata');
+    expect(classifyAddress('0251.0376.0251.0376')).toBe('metadata');
+    expect(classifyAddress('::ffff:169.254.169.254')).toBe('metadata');
+    expect(classifyAddress('64:ff9b::169.254.169.254')).toBe('metadata');
+    expect(classifyAddress('64:ff9b::8.8.8.8')).toBe('private');
+    expect(classifyAddress('172.16.0.1')).toBe('private');
+    expect(classifyAddress('not-an-address')).toBe('private');
+  });
+});
+
+describe('assertConnectable (connect time)', () => {
+  it('refuses a name that resolves to the metadata service (169.254.169.254.nip.io), even with private networks allowed', async () => {
+    const resolve = resolverOf({ '169.254.169.254.nip.io': ['169.254.169.254'] });
+    const err = await assertConnectable('http://169.254.169.254.nip.io/', { ...open, resolve }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkPolicyError);
+    expect((err as NetworkPolicyError).code).toBe('refused_address');
+    expect((err as Error).message).toBe('base_url must not point at a cloud metadata service (169.254.169.254.nip.io resolves to 169.254.169.254)');
+  });
+
+  it('checks every resolved address, mapped IPv6 and loose IPv4 forms included', async () => {
+    const resolve = resolverOf({
+      'mixed.example': ['93.184.216.34', '::ffff:169.254.169.254'],
+      'decimal.example': ['2852039166'],
+      'octal.example': ['0251.0376.0251.0376'],
+      'lan.example': ['93.184.216.34', '10.1.2.3'],
+    });
+    for (const host of ['mixed.example', 'decimal.example', 'octal.example']) {
+      await expect(assertConnectable(`https://${host}/`, { ...open, resolve })).rejects.toThrow(/cloud metadata service/);
+    }
+    await expect(assertConnectable('https://lan.example/', { ...strict, resolve })).rejects.toThrow(/lan\.example resolves to 10\.1\.2\.3.*CALLPLANE_ALLOW_PRIVATE_NETWORK/);
+    const ok = await assertConnectable('https://lan.example/', { ...open, resolve });
+    expect(ok.addresses.map((a) => a.address)).toEqual(['93.184.216.34', '10.1.2.3']);
+  });
+
+  it('names an unresolvable host and refuses credentials before resolving', async () => {
+    const resolve = resolverOf({});
+    await expect(assertConnectable('https://nowhere.example/', { ...strict, label: 'OpenAI base URL', resolve })).rejects.toThrow('OpenAI base URL host nowhere.example could not be resolved (ENOTFOUND)');
+    await expect(assertConnectable('https://u:p@nowhere.example/', { ...strict, resolve })).rejects.toMatchObject({ code: 'invalid_url' });
+  });
+
+  it('pins: the lookup answers only the checked addresses', async () => {
+    const target = await assertConnectable('http://api.example/', { ...open, resolve: resolverOf({ 'api.example': ['203.0.113.7', '2001:db8::7'] }) });
+    const one = await new Promise((r) => target.lookup('api.example', { family: 6 }, (_e, address, family) => r([address, family])));
+    expect(one).toEqual(['2001:db8::7', 6]);
+    const all = await new Promise((r) => pinnedLookup(target.addresses)('anything', { all: true }, (_e, list) => r(list)));
+    expect(all).toEqual([{ address: '203.0.113.7', family: 4 }, { address: '2001:db8::7', family: 6 }]);
+  });
+});
+
+describe('policyFetch against a real local server', () => {
+  let server: http.Server | undefined;
+  afterEach(async () => {
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    server = undefined;
+  });
+
+  async function serve(handler: http.RequestListener): Promise<string> {
+    server = http.createServer(handler);
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  it('refuses a 302 to the metadata service and never follows it', async () => {
+    const seen: string[] = [];
+    const base = await serve((req, res) => {
+      seen.push(req.url ?? '');
+      res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+    });
+    const err = await policyFetch(`${base}/ari/api-docs/resources.json`, {}, { ...open, label: 'ARI endpoint' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkPolicyError);
+    expect((err as NetworkPolicyError).code).toBe('redirect_refused');
+    expect((err as Error).message).toBe('ARI endpoint answered a redirect (302) to http://169.254.169.254/latest/meta-data/; redirects are not followed');
+    expect(seen).toEqual(['/ari/api-docs/resources.json']);
+  });
+
+  it('returns other statuses with headers and a streamed body, sends the body, connects to the pinned address', async () => {
+    const base = await serve((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += String(c)));
+      req.on('end', () => res.writeHead(201, { 'content-type': 'application/json', 'x-host': req.headers.host ?? '' }).end(JSON.stringify({ method: req.method, body, type: req.headers['content-type'] })));
+    });
+    const port = new URL(base).port;
+    // a name that "resolves" to the loopback server: the request goes to the checked address
+    const res = await policyFetch(`http://svc.example:${port}/x?y=1`, { method: 'POST', body: new URLSearchParams({ a: 'b' }) }, { ...open, resolve: resolverOf({ 'svc.example': ['127.0.0.1'] }) });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('x-host')).toBe(`svc.example:${port}`);
+    expect(await res.json()).toEqual({ method: 'POST', body: 'a=b', type: 'application/x-www-form-urlencoded;charset=UTF-8' });
+    await expect(policyFetch(`${base}/`, {}, strict)).rejects.toThrow(/private or loopback/);
+  });
+
+  it('rejects with the socket error when nothing listens, and with the abort reason when aborted', async () => {
+    const base = await serve(() => undefined); // never answers
+    await expect(policyFetch(`${base}/`, { signal: AbortSignal.timeout(50) }, open)).rejects.toMatchObject({ name: 'TimeoutError' });
+    const closedPort = new URL(base).port;
+    await new Promise<void>((r) => server!.close(() => r()));
+    server = undefined;
+    await expect(policyFetch(`http://127.0.0.1:${closedPort}/`, {}, open)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});

@@ -1,0 +1,437 @@
+/**
+ * Outbound network policy (SSRF): the one check every URL the server itself connects to goes through
+ * (ARI endpoints today; AI service `base_url`s and webhooks next). Exported from the provider SDK
+ * (`plugins/sdk.ts`). Stable API:
+ *
+ * - `checkUrlShape(value, opts)` (sync, for validating configuration at save time): `[field, message][]`,
+ *   empty when acceptable. Checks the URL as written: scheme (http/https by default; pass `protocols` for
+ *   ws/wss), no credentials in the URL, and IP literals / well-known names against the rules below. It does not
+ *   resolve names: a name is only proven safe by `assertConnectable` right before connecting.
+ * - `assertConnectable(url, opts)` (async, right before connecting): the shape check, then the host is resolved
+ *   (`dns.lookup`, all addresses) and EVERY address must pass. Returns the checked addresses and a `lookup`
+ *   function that answers only those addresses: give it to `http.request`/`https.request`/`new WebSocket(url,
+ *   { lookup })` (ws passes it through to node's http) so the connection goes to the address that was checked
+ *   (no DNS rebinding between check and connect). Throws `NetworkPolicyError`.
+ * - `policyFetch(url, init, opts)`: `assertConnectable`, then one request over node's http(s) pinned to the
+ *   checked address, returned as a WHATWG `Response` (streamed body). Redirects are never followed: any 3xx is
+ *   a `NetworkPolicyError('redirect_refused')` ("<label> answered a redirect (302) to <location>; redirects are
+ *   not followed"). Connection failures reject with the socket's error (e.g. ECONNREFUSED); `init.signal` aborts.
+ *   Node 20's global `fetch` (undici) has no per-request `lookup`, so it is not used here.
+ * - `classifyAddress(ip)`: 'metadata' | 'private' | 'public' for one resolved address.
+ *
+ * Rules: cloud-metadata addresses and names (`METADATA_HOSTS`) are always refused, in every spelling: IPv4-mapped
+ * or -compatible IPv6 (`::ffff:169.254.169.254`), NAT64 (`64:ff9b::a9fe:a9fe`), 6to4 (`2002:a9fe:a9fe::`), and the
+ * decimal/octal/hex IPv4 forms (`2852039166`, `0251.0376.0251.0376`, `0xa9fea9fe`; the WHATWG URL parser already
+ * rewrites them for http/https/ws/wss, and resolved addresses are parsed the same way). Loopback, private
+ * (RFC 1918), link-local, CGNAT, ULA, multicast and other non-public ranges are refused unless
+ * `allowPrivateNetwork` (the `CALLPLANE_ALLOW_PRIVATE_NETWORK` setting) is true.
+ */
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { isIPv4, isIPv6, type LookupFunction } from 'node:net';
+import { Readable } from 'node:stream';
+
+export const METADATA_HOSTS: readonly string[] = [
+  '169.254.169.254', // AWS, GCP, Azure, DigitalOcean, OpenStack...
+  '169.254.170.2', // AWS ECS task metadata
+  '169.254.169.123', // AWS time sync
+  'fd00:ec2::254', // AWS IMDS over IPv6
+  '100.100.100.200', // Alibaba Cloud
+  '192.0.0.192', // Oracle Cloud
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  'instance-data',
+  'instance-data.ec2.internal',
+];
+
+export type AddressClass = 'metadata' | 'private' | 'public';
+
+export interface ResolvedAddress {
+  address: string;
+  /** 4 or 6. */
+  family: number;
+}
+
+/** Resolves a host name to all its addresses (the default is `dns.lookup(host, { all: true })`). */
+export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export interface NetworkPolicyOptions {
+  /** Loopback/private/link-local/CGNAT/ULA allowed (`CALLPLANE_ALLOW_PRIVATE_NETWORK`). Metadata never is. */
+  allowPrivateNetwork: boolean;
+  /** Configuration field the URL came from, used in `checkUrlShape` issues and messages. Default `url`. */
+  field?: string;
+  /** What the URL is, at the start of connect-time messages ("ARI endpoint"). Default: `field`. */
+  label?: string;
+  /** Accepted schemes with the colon. Default `['http:', 'https:']`. */
+  protocols?: readonly string[];
+  /** Name resolution (tests inject one). */
+  resolve?: HostResolver;
+}
+
+export type NetworkPolicyErrorCode = 'invalid_url' | 'refused_address' | 'unresolvable' | 'redirect_refused';
+
+/** A URL or address the policy refuses, or a redirect it will not follow. `message` is safe to show users. */
+export class NetworkPolicyError extends Error {
+  override readonly name = 'NetworkPolicyError';
+  constructor(
+    readonly code: NetworkPolicyErrorCode,
+    message: string,
+    readonly field: string,
+    /** The redirect's status and Location, for `redirect_refused`. */
+    readonly redirect?: { status: number; location: string },
+  ) {
+    super(message);
+  }
+}
+
+export interface ConnectTarget {
+  url: URL;
+  /** Every address the host resolved to (all of them passed the policy); the literal for an IP host. */
+  addresses: ResolvedAddress[];
+  /** A `lookup` for node's net/http/tls/ws that answers only `addresses` (pins the connection). */
+  lookup: LookupFunction;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Shape (sync)
+// ---------------------------------------------------------------------------------------------------------
+
+/** Issues as `[field, message]` (empty when the URL is acceptable as written). Never throws. */
+export function checkUrlShape(value: unknown, opts: NetworkPolicyOptions): Array<[string, string]> {
+  const field = opts.field ?? 'url';
+  try {
+    parseChecked(value, opts);
+    return [];
+  } catch (err) {
+    if (err instanceof NetworkPolicyError) return [[field, err.message]];
+    throw err;
+  }
+}
+
+function parseChecked(value: unknown, opts: NetworkPolicyOptions): URL {
+  const field = opts.field ?? 'url';
+  const protocols = opts.protocols ?? ['http:', 'https:'];
+  const schemes = protocols.map((p) => p.replace(/:$/, '')).join(' or ');
+  const invalid = (message: string) => new NetworkPolicyError('invalid_url', message, field);
+  if (value instanceof URL) value = value.href;
+  if (typeof value !== 'string' || value.trim() === '') throw invalid(`${field} is required`);
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw invalid(`${field} must be a valid ${schemes} URL`);
+  }
+  if (!protocols.includes(url.protocol)) throw invalid(`${field} must use ${schemes}`);
+  if (url.username || url.password) throw invalid(`${field} must not carry credentials in the URL`);
+  const host = bareHost(url.hostname);
+  if (!host) throw invalid(`${field} has no host`);
+  const refusal = refusalOf(host, hostClass(host), opts);
+  if (refusal) throw refusal;
+  return url;
+}
+
+function refusalOf(what: string, cls: AddressClass, opts: NetworkPolicyOptions, resolvedFrom?: string): NetworkPolicyError | undefined {
+  const field = opts.field ?? 'url';
+  const via = resolvedFrom ? ` (${resolvedFrom} resolves to ${what})` : '';
+  if (cls === 'metadata') return new NetworkPolicyError('refused_address', `${field} must not point at a cloud metadata service${via}`, field);
+  if (cls === 'private' && !opts.allowPrivateNetwork) {
+    return new NetworkPolicyError(
+      'refused_address',
+      `${field} points at a private or loopback address${via}, which this server does not allow (CALLPLANE_ALLOW_PRIVATE_NETWORK)`,
+      field,
+    );
+  }
+  return undefined;
+}
+
+/** Class of a host as written: an IP literal in any form, a metadata name, a local-only name, or public. */
+function hostClass(host: string): AddressClass {
+  const h = bareHost(host);
+  if (METADATA_HOSTS.includes(h)) return 'metadata';
+  const ip = normalizeIp(h);
+  if (ip) return classifyAddress(ip);
+  if (h === 'localhost' || h.endsWith('.localhost') || h.endsWith('.local') || h.endsWith('.internal')) return 'private';
+  return 'public';
+}
+
+/** True for a cloud-metadata host or address, in any spelling. */
+export function isMetadataHost(host: string): boolean {
+  return hostClass(host) === 'metadata';
+}
+
+/** True for a loopback/private/link-local/... host or address (metadata ones included), as written. */
+export function isPrivateHost(host: string): boolean {
+  return hostClass(host) !== 'public';
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Addresses
+// ---------------------------------------------------------------------------------------------------------
+
+/**
+ * 'metadata', 'private' (anything not publicly routable) or 'public' for one address. Accepts IPv4 in the
+ * loose inet_aton forms and IPv6 with embedded IPv4; a string that is no address at all is 'private' (refused
+ * unless private networks are allowed: never treat the unknown as public).
+ */
+export function classifyAddress(address: string): AddressClass {
+  const ip = normalizeIp(bareHost(address));
+  if (!ip) return 'private';
+  if (isIPv4(ip)) return METADATA_HOSTS.includes(ip) ? 'metadata' : isPrivateIPv4(ip) ? 'private' : 'public';
+  const full = expandIPv6(ip);
+  if (METADATA_HOSTS.some((m) => isIPv6(m) && expandIPv6(m) === full)) return 'metadata';
+  const v4 = embeddedIPv4(full);
+  if (v4) {
+    const inner = classifyAddress(v4);
+    // An IPv6 spelling of a public IPv4 address (NAT64, 6to4, mapped) still goes through a translator: not public.
+    return inner === 'metadata' ? 'metadata' : isIPv4MappedOrCompatible(full) ? inner : 'private';
+  }
+  return isPrivateIPv6(full) ? 'private' : 'public';
+}
+
+/** A canonical IPv4 (dotted decimal) or IPv6 text, or undefined when `h` is no IP address. */
+function normalizeIp(h: string): string | undefined {
+  if (isIPv4(h)) return h;
+  if (isIPv6(h)) return h.toLowerCase();
+  return looseIPv4(h);
+}
+
+/** inet_aton forms: 1 to 4 parts, each decimal, octal (leading 0) or hex (0x); the last part fills the rest. */
+function looseIPv4(h: string): string | undefined {
+  const parts = h.split('.');
+  if (parts.length > 4 || parts.some((p) => p === '')) return undefined;
+  const nums: number[] = [];
+  for (const p of parts) {
+    let n: number;
+    if (/^0x[0-9a-f]*$/i.test(p)) n = p.length === 2 ? 0 : parseInt(p.slice(2), 16);
+    else if (/^0[0-7]+$/.test(p)) n = parseInt(p, 8);
+    else if (/^(0|[1-9][0-9]*)$/.test(p)) n = Number(p);
+    else return undefined;
+    nums.push(n);
+  }
+  const last = nums.pop()!;
+  if (nums.some((n) => n > 255) || last >= 256 ** (4 - nums.length)) return undefined;
+  let value = last;
+  nums.forEach((n, i) => (value += n * 256 ** (3 - i)));
+  return [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255].join('.');
+}
+
+function isIPv4MappedOrCompatible(full: string): boolean {
+  const g = full.split(':');
+  return g.slice(0, 5).every((x) => x === '0000') && (g[5] === 'ffff' || g[5] === '0000');
+}
+
+/** The IPv4 address inside a mapped/compatible (::ffff:a.b.c.d, ::a.b.c.d), NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address. */
+function embeddedIPv4(full: string): string | undefined {
+  const g = full.split(':');
+  const quad = (hi: string, lo: string) => {
+    const a = parseInt(hi, 16);
+    const b = parseInt(lo, 16);
+    return `${a >> 8}.${a & 255}.${b >> 8}.${b & 255}`;
+  };
+  if (isIPv4MappedOrCompatible(full) && !(g[5] === '0000' && g[6] === '0000')) return quad(g[6], g[7]);
+  if (g[0] === '0064' && g[1] === 'ff9b' && g.slice(2, 6).every((x) => x === '0000')) return quad(g[6], g[7]);
+  if (g[0] === '2002') return quad(g[1], g[2]);
+  return undefined;
+}
+
+function isPrivateIPv4(ip: string): boolean {
+  const [a, b] = ip.split('.').map(Number);
+  return (
+    a === 0 || // this network
+    a === 10 ||
+    a === 127 ||
+    (a === 100 && b >= 64 && b <= 127) || // carrier-grade NAT
+    (a === 169 && b === 254) || // link-local
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 192 && b === 0) || // IETF protocol assignments, 192.0.0.0/24 (and 192.0.2.0/24 documentation)
+    (a === 198 && (b === 18 || b === 19)) || // benchmarking
+    (a === 198 && b === 51) || // documentation 198.51.100.0/24
+    (a === 203 && b === 0) || // documentation 203.0.113.0/24
+    a >= 224 // multicast, reserved, broadcast
+  );
+}
+
+function isPrivateIPv6(full: string): boolean {
+  if (full === '0000:0000:0000:0000:0000:0000:0000:0001' || full === '0000:0000:0000:0000:0000:0000:0000:0000') return true;
+  const first = parseInt(full.slice(0, 4), 16);
+  return (
+    (first & 0xfe00) === 0xfc00 || // unique local fc00::/7
+    (first & 0xffc0) === 0xfe80 || // link-local fe80::/10
+    (first & 0xffc0) === 0xfec0 || // site-local (deprecated) fec0::/10
+    (first & 0xff00) === 0xff00 || // multicast
+    full.startsWith('0064:ff9b:0001:') || // local-use NAT64 64:ff9b:1::/48
+    full.startsWith('0100:0000:0000:0000:') || // discard 100::/64
+    full.startsWith('2001:0db8:') || // documentation
+    full.startsWith('2001:0000:') || // Teredo (tunnels to an IPv4 address)
+    full.split(':').slice(0, 5).every((x) => x === '0000') // any other ::/80 form
+  );
+}
+
+/** `fd00:ec2::254` → `fd00:0ec2:0000:0000:0000:0000:0000:0254` (IPv4 tails converted). */
+function expandIPv6(ip: string): string {
+  let text = ip.toLowerCase().replace(/%.*$/, '');
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (v4) {
+    const [a, b, c, d] = v4[1].split('.').map(Number);
+    text = text.slice(0, -v4[1].length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail !== undefined ? (tail ? tail.split(':') : []) : [];
+  const missing = tail !== undefined ? 8 - h.length - t.length : 0;
+  return [...h, ...Array(Math.max(0, missing)).fill('0'), ...t].map((g) => g.padStart(4, '0')).join(':');
+}
+
+function bareHost(hostname: string): string {
+  return hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Connect time (async)
+// ---------------------------------------------------------------------------------------------------------
+
+const systemResolver: HostResolver = async (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/**
+ * Checks `url` as written, resolves its host and checks every address. Call it right before connecting and
+ * connect with the returned `lookup` (or to one of `addresses`). Throws `NetworkPolicyError`: `invalid_url`,
+ * `refused_address` (naming the address a name resolved to), `unresolvable`.
+ */
+export async function assertConnectable(url: string | URL, opts: NetworkPolicyOptions): Promise<ConnectTarget> {
+  const field = opts.field ?? 'url';
+  const label = opts.label ?? field;
+  const parsed = parseChecked(url, opts);
+  const host = bareHost(parsed.hostname);
+  let addresses: ResolvedAddress[];
+  const literal = normalizeIp(host);
+  if (literal) {
+    addresses = [{ address: literal, family: isIPv6(literal) ? 6 : 4 }];
+  } else {
+    try {
+      addresses = await (opts.resolve ?? systemResolver)(host);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException)?.code;
+      throw new NetworkPolicyError('unresolvable', `${label} host ${host} could not be resolved${code ? ` (${code})` : ''}`, field);
+    }
+    if (addresses.length === 0) throw new NetworkPolicyError('unresolvable', `${label} host ${host} resolved to no address`, field);
+    for (const a of addresses) {
+      const refusal = refusalOf(a.address, classifyAddress(a.address), opts, host);
+      if (refusal) throw refusal;
+    }
+  }
+  const pinned = addresses.map((a) => {
+    const ip = normalizeIp(bareHost(a.address)) ?? a.address;
+    return { address: ip, family: isIPv6(ip) ? 6 : 4 };
+  });
+  return { url: parsed, addresses: pinned, lookup: pinnedLookup(pinned) };
+}
+
+/** A node `lookup` that answers only `addresses` (filtered by a requested family when one is asked for). */
+export function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
+  return ((_hostname: string, options: unknown, callback?: unknown) => {
+    const cb = (typeof options === 'function' ? options : callback) as (err: Error | null, address: unknown, family?: number) => void;
+    const o = (typeof options === 'object' && options !== null ? options : {}) as { family?: number | string; all?: boolean };
+    const family = o.family === 4 || o.family === 'IPv4' ? 4 : o.family === 6 || o.family === 'IPv6' ? 6 : 0;
+    const list = family ? addresses.filter((a) => a.family === family) : addresses;
+    if (list.length === 0) {
+      const err = Object.assign(new Error(`no checked IPv${family} address`), { code: 'ENOTFOUND' });
+      process.nextTick(() => cb(err, o.all ? [] : undefined));
+      return;
+    }
+    process.nextTick(() => (o.all ? cb(null, list.map((a) => ({ ...a }))) : cb(null, list[0].address, list[0].family)));
+  }) as LookupFunction;
+}
+
+export interface PolicyFetchInit {
+  method?: string;
+  headers?: HeadersInit;
+  body?: string | Uint8Array | ArrayBuffer | URLSearchParams | null;
+  signal?: AbortSignal | null;
+}
+
+// Private keep-alive pools: every socket in them was opened through a checked, pinned lookup.
+const agents = new Map<string, http.Agent>();
+function agentFor(protocol: string, allowPrivate: boolean): http.Agent {
+  const key = `${protocol}${allowPrivate}`;
+  let agent = agents.get(key);
+  if (!agent) {
+    const options = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 16, timeout: 30_000 };
+    agent = protocol === 'https:' || protocol === 'wss:' ? new https.Agent(options) : new http.Agent(options);
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * `assertConnectable`, then the request over node's http(s), connected to the checked address. Resolves with
+ * the response for any status but 3xx (the caller judges 4xx/5xx); a 3xx rejects with
+ * `NetworkPolicyError('redirect_refused')` and is never followed. Other failures reject with the socket's error
+ * (or the abort reason when `init.signal` aborts).
+ */
+export async function policyFetch(url: string | URL, init: PolicyFetchInit = {}, opts: NetworkPolicyOptions): Promise<Response> {
+  const target = await assertConnectable(url, opts);
+  const label = opts.label ?? opts.field ?? 'url';
+  const headers = new Headers(init.headers ?? undefined);
+  let body: Buffer | undefined;
+  if (init.body instanceof URLSearchParams) {
+    body = Buffer.from(init.body.toString());
+    if (!headers.has('content-type')) headers.set('content-type', 'application/x-www-form-urlencoded;charset=UTF-8');
+  } else if (typeof init.body === 'string') {
+    body = Buffer.from(init.body);
+    if (!headers.has('content-type')) headers.set('content-type', 'text/plain;charset=UTF-8');
+  } else if (init.body instanceof ArrayBuffer) body = Buffer.from(init.body);
+  else if (init.body) body = Buffer.from(init.body.buffer, init.body.byteOffset, init.body.byteLength);
+  if (body) headers.set('content-length', String(body.length));
+  const signal = init.signal ?? undefined;
+  signal?.throwIfAborted();
+  const u = target.url;
+  const protocol = u.protocol === 'wss:' ? 'https:' : u.protocol === 'ws:' ? 'http:' : u.protocol;
+  const requestFn = protocol === 'https:' ? https.request : http.request;
+  const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = requestFn({
+      protocol,
+      hostname: bareHost(u.hostname),
+      port: u.port || undefined,
+      path: `${u.pathname}${u.search}`,
+      method: (init.method ?? 'GET').toUpperCase(),
+      headers: Object.fromEntries(headers.entries()),
+      lookup: target.lookup,
+      agent: agentFor(protocol, opts.allowPrivateNetwork),
+      ...(protocol === 'https:' && !normalizeIp(bareHost(u.hostname)) ? { servername: bareHost(u.hostname) } : {}),
+      signal,
+    });
+    req.once('response', resolve);
+    req.once('error', (err) => reject(signal?.aborted ? signal.reason : err));
+    req.end(body);
+  });
+  const status = res.statusCode ?? 0;
+  if (status >= 300 && status < 400) {
+    res.resume();
+    const raw = res.headers.location;
+    let location = raw ?? '(no Location)';
+    if (raw) {
+      try {
+        location = new URL(raw, u).href;
+      } catch {
+        // keep the raw header
+      }
+    }
+    throw new NetworkPolicyError('redirect_refused', `${label} answered a redirect (${status}) to ${location}; redirects are not followed`, opts.field ?? 'url', { status, location });
+  }
+  const responseHeaders = new Headers();
+  for (const [k, v] of Object.entries(res.headers)) {
+    if (v === undefined) continue;
+    for (const one of Array.isArray(v) ? v : [v]) responseHeaders.append(k, one);
+  }
+  const nullBody = NULL_BODY_STATUSES.has(status) || init.method?.toUpperCase() === 'HEAD';
+  if (nullBody) res.resume();
+  const webBody = nullBody ? null : (Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>);
+  const response = new Response(webBody, { status, statusText: res.statusMessage ?? '', headers: responseHeaders });
+  Object.defineProperty(response, 'url', { value: u.href });
+  return response;
+}
