@@ -136,6 +136,16 @@ describe('CsvContactListParser: refused files', () => {
     expect(await detailOf('+14155550100,Ada\n')).toMatch(/no phone_number column.*"\+14155550100", "ada"/);
   });
 
+  it('refuses a header without phone_number with invalid_source, not an abort, when data keeps coming', async () => {
+    // the refusal happens while the source still has chunks to push: the pipeline teardown must not win
+    const body = `name,email\n${'Ada,ada@example.com\n'.repeat(20_000)}`;
+    expect(await detailOf(bytes(body, 65_536))).toBe('the header row (row 1) has no phone_number column; found "name", "email"');
+    expect(await detailOf(asyncChunks(bytes(body, 65_536)))).toMatch(/no phone_number column/);
+    expect(await detailOf([Buffer.from(body)])).toMatch(/no phone_number column/);
+    const repeated = `phone_number,a,A\n${'+14155550100,x,y\n'.repeat(20_000)}`;
+    expect(await detailOf(bytes(repeated, 65_536))).toMatch(/repeats the column "a"/);
+  });
+
   it('refuses a repeated header', async () => {
     expect(await detailOf('phone_number,Name,name \n+14155550100,a,b\n')).toMatch(/repeats the column "name"/);
   });

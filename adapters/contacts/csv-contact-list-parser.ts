@@ -30,6 +30,9 @@ const VALID_PHONE = /^\+\d{8,15}$/;
 /** Longest CSV record accepted, in characters (an unclosed quote otherwise swallows the rest of the file). */
 export const MAX_ROW_CHARS = 1_000_000;
 const ROWS_NAMED = 5;
+/** Records read between two turns of the event loop (about 1 ms of work), so a large file never blocks it. */
+const YIELD_EVERY_RECORDS = 1000;
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 function invalidSource(detail: string): InputError {
   return new InputError('invalid_source', detail);
@@ -197,6 +200,11 @@ export class CsvContactListParser implements ContactListParser {
       contacts.push({ row, phoneNumber, context: Object.fromEntries(entries) });
     };
 
+    // A problem found by the consumer is kept here and the loop left, rather than thrown inside the pipeline:
+    // a throw there makes the pipeline tear down the stages still writing, and it may then reject with that
+    // teardown's AbortError instead of our error (a 500 instead of a 400 on files larger than one chunk).
+    let refused: InputError | null = null;
+    let recordsSinceYield = 0;
     try {
       await pipeline(Readable.from(decodeUtf8(source)), parser, async (records: AsyncIterable<string[]>) => {
         for await (const record of records) {
@@ -205,14 +213,29 @@ export class CsvContactListParser implements ContactListParser {
             if (header !== null) blankRowsSkipped += 1;
             continue;
           }
-          if (header === null) readHeader(record);
-          else readRow(record, header);
+          try {
+            if (header === null) readHeader(record);
+            else readRow(record, header);
+          } catch (error) {
+            if (error instanceof InputError) {
+              refused = error;
+              return;
+            }
+            throw error;
+          }
+          // csv-parse hands over a whole input chunk's records in one go: let other work run now and then.
+          if (++recordsSinceYield >= YIELD_EVERY_RECORDS) {
+            recordsSinceYield = 0;
+            await yieldToEventLoop();
+          }
         }
       });
     } catch (error) {
+      if (refused !== null) throw refused;
       if (error instanceof CsvError) throw invalidSource(describeCsvError(error));
       throw error;
     }
+    if (refused !== null) throw refused;
 
     if (header === null) {
       throw invalidSource('the file is empty: a header row with a phone_number column is required');

@@ -1,4 +1,4 @@
-import { ForbiddenError, NotFoundError } from '../errors.js';
+import { ForbiddenError, InputError, NotFoundError } from '../errors.js';
 import type { Clock } from '../ports/clock.port.js';
 import type { TokenService } from '../ports/crypto.port.js';
 import { isValidObjectKey, type ObjectBody, type ObjectStore } from '../ports/object-store.port.js';
@@ -74,9 +74,21 @@ export class ReceiveUpload {
     return { organizationId };
   }
 
-  async execute(fileKey: string, grant: { size: number; expires: number; signature: string }, body: ObjectBody, contentType: string): Promise<{ fileKey: string; size: number }> {
+  /**
+   * `announcedBytes`: the request's Content-Length when it sent one. When fewer bytes arrived than announced (or
+   * none at all), nothing is kept and 400 `upload_incomplete` is thrown: a 200 always means every byte is stored.
+   */
+  async execute(
+    fileKey: string, grant: { size: number; expires: number; signature: string }, body: ObjectBody, contentType: string, announcedBytes?: number,
+  ): Promise<{ fileKey: string; size: number }> {
     const { organizationId } = this.authorize(fileKey, grant);
     const stored = await this.store.put(fileKey, body, { contentType, maxBytes: Math.min(grant.size, MAX_UPLOAD_BYTES) });
+    if ((announcedBytes !== undefined && stored.size !== announcedBytes) || stored.size === 0) {
+      await this.store.delete(fileKey);
+      throw new InputError('upload_incomplete', announcedBytes !== undefined && announcedBytes > 0
+        ? `${stored.size} of the ${announcedBytes} bytes sent were received; nothing was stored, PUT the file again`
+        : 'The body is empty: PUT the CSV bytes (for example curl -T contacts.csv or --data-binary @contacts.csv)');
+    }
     await this.uploads.markUploaded(organizationId, fileKey, { size: stored.size, now: this.clock.now() });
     return { fileKey, size: stored.size };
   }

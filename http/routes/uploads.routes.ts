@@ -35,12 +35,14 @@ export function uploadRoutes(d: UploadRouteDeps) {
       method: 'put', path: '/uploads/{file_key}', expressPath: '/uploads/*file_key', operationId: 'putUpload',
       summary: 'Upload the CSV bytes to a signed upload URL', tags: ['uploads'], auth: 'none',
       description: 'The signature in the query authorizes (no credentials). Bad or expired: 403 `signature_invalid`. More bytes than the ' +
-        'declared `file_size` (or 10 MB): 413 `payload_too_large`, refused while streaming, nothing stored.',
+        'declared `file_size` (or 10 MB): 413 `payload_too_large`, refused while streaming, nothing stored. The bytes are stored as sent ' +
+        'whatever the Content-Type (curl\'s default `application/x-www-form-urlencoded` included); an empty body or fewer bytes than the ' +
+        'Content-Length: 400 `upload_incomplete`, nothing stored.',
       params: obj({ file_key: { anyOf: [str(), arr(str())], description: 'the file_key; contains /' } }, ['file_key']),
       query: obj({ size: str(), expires: str({ description: 'unix seconds' }), signature: str({ description: 'hex HMAC-SHA256' }) }),
       rawBody: { contentType: 'text/csv', description: 'the CSV bytes' },
       response: obj({ file_key: str(), size: int() }, ['file_key', 'size']),
-      errors: [403, 413],
+      errors: [400, 403, 413],
       handler: async ({ params, query, req, res }) => {
         const raw = params.file_key as string | string[];
         const key = Array.isArray(raw) ? raw.join('/') : String(raw);
@@ -51,7 +53,8 @@ export function uploadRoutes(d: UploadRouteDeps) {
         try {
           if (Number.isFinite(declared) && declared > grant.size) throw tooLarge();
           const type = String(req.headers['content-type'] ?? 'text/csv').slice(0, 255);
-          const r = await d.receiveUpload.execute(key, grant, req as AsyncIterable<Uint8Array>, type);
+          const announced = Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined;
+          const r = await d.receiveUpload.execute(key, grant, req as AsyncIterable<Uint8Array>, type, announced);
           return { file_key: r.fileKey, size: r.size };
         } catch (e) {
           // the client may still be sending: do not keep reading its body on this connection
