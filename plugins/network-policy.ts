@@ -347,7 +347,7 @@ export function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
 
 export interface PolicyFetchInit {
   method?: string;
-  headers?: HeadersInit;
+  headers?: Headers | Record<string, string> | Array<[string, string]>;
   body?: string | Uint8Array | ArrayBuffer | URLSearchParams | null;
   signal?: AbortSignal | null;
 }

@@ -5,8 +5,9 @@
  * (CALLPLANE_PROVIDER_PLUGINS). docs/providers.md walks through the simulator as the example.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { AiProviderPlugin } from '../core/ports/ai-service-provider.port.js';
 import type { ProviderPlugin } from '../core/ports/telephony-provider.port.js';
-import type { CredentialField, ProviderManifest } from '../core/telephony/provider-manifest.js';
+import { AI_PROVIDER_KINDS, kindsOf, PROVIDER_KINDS, type CredentialField, type ProviderManifest } from '../core/telephony/provider-manifest.js';
 
 export type {
   CallOutcome,
@@ -21,12 +22,18 @@ export type {
   ProviderMarkup,
   ProviderPlugin,
   TelephonyProvider,
+  WebhookAuth,
   WebhookRequest,
 } from '../core/ports/telephony-provider.port.js';
-export type { CredentialField, CredentialFieldType, ProviderManifest } from '../core/telephony/provider-manifest.js';
+export type { CredentialField, CredentialFieldType, ProviderKind, ProviderManifest } from '../core/telephony/provider-manifest.js';
+export type { AiProviderDeps, AiProviderPlugin } from '../core/ports/ai-service-provider.port.js';
+export type {
+  ChatMessage, FinishReason, LanguageModel, LanguageModelEvent, StreamRequest, StructuredRequest, StructuredResult, TokenUsage, ToolCall, ToolSpec,
+} from '../core/ports/language-model.port.js';
 export type { RunStatus } from '../core/runs/run.js';
 export type { Logger } from '../core/ports/logger.port.js';
-export { ProviderApiError } from '../core/errors.js';
+export { ProviderApiError, ValidationError } from '../core/errors.js';
+export { MAX_CALL_DURATION_SECONDS, callDurationProblem } from '../core/calls/call-duration.js';
 export { maskSecret } from '../core/telephony/credential-mask.js';
 export { parseRetryAfter, providerHttp, retryDelayMs } from './provider-http.js';
 export type { ProviderHttp, ProviderHttpOptions, ProviderHttpRequest, ProviderHttpResponse, RetryPolicy } from './provider-http.js';
@@ -42,6 +49,24 @@ export {
   trimmedString,
   withPlus,
 } from './provider-helpers.js';
+export {
+  assertConnectable,
+  checkUrlShape,
+  classifyAddress,
+  METADATA_HOSTS,
+  NetworkPolicyError,
+  pinnedLookup,
+  policyFetch,
+} from './network-policy.js';
+export type {
+  AddressClass,
+  ConnectTarget,
+  HostResolver,
+  NetworkPolicyErrorCode,
+  NetworkPolicyOptions,
+  PolicyFetchInit,
+  ResolvedAddress,
+} from './network-policy.js';
 
 /** Field names the host owns inside `config`; a manifest may not declare them. */
 export const RESERVED_FIELD_NAMES = ['provider', 'from_numbers'] as const;
@@ -57,6 +82,10 @@ export const providerManifestSchema = {
     displayName: { type: 'string', minLength: 1, maxLength: 100 },
     docsUrl: { type: 'string', pattern: '^https?://\\S+$' },
     mediaTransport: { enum: ['websocket', 'ari', 'none'] },
+    kinds: {
+      type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...PROVIDER_KINDS] },
+      description: 'telephony (a carrier; the default when absent) or any of llm, stt, tts (a model provider), never both',
+    },
     fields: {
       type: 'array',
       items: {
@@ -74,6 +103,7 @@ export const providerManifestSchema = {
           default: { type: ['string', 'boolean', 'number', 'array'] },
           constraints: { type: 'object' },
           valueType: { enum: ['integer'] },
+          schemes: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['http', 'https', 'ws', 'wss'] } },
         },
       },
     },
@@ -110,7 +140,11 @@ export function validateProviderManifest(manifest: unknown): string[] {
     seen.add(f.name);
     if (!defaultMatches(f)) problems.push(`manifest.fields.${f.name}: default does not match type ${f.valueType ?? f.type}`);
     if (f.valueType === 'integer' && f.type !== 'string') problems.push(`manifest.fields.${f.name}: valueType integer needs type "string"`);
+    if (f.schemes && f.type !== 'url') problems.push(`manifest.fields.${f.name}: schemes needs type "url"`);
   }
+  const kinds = kindsOf(m);
+  if (kinds.includes('telephony') && kinds.length > 1) problems.push('manifest.kinds: a provider is either telephony or a model provider (llm, stt, tts), not both');
+  if (!kinds.includes('telephony') && m.mediaTransport !== 'none') problems.push('manifest.mediaTransport: a model provider carries no call media ("none")');
   return problems;
 }
 
@@ -138,11 +172,17 @@ function deepFreeze<T>(v: T): T {
 export function defineProviderPlugin(plugin: ProviderPlugin): ProviderPlugin {
   const id = String((plugin as Partial<ProviderPlugin>)?.manifest?.id ?? '?');
   const problems = plugin && typeof plugin === 'object' ? validateProviderManifest(plugin.manifest) : ['not an object'];
+  if (plugin && typeof plugin === 'object' && plugin.manifest && !kindsOf(plugin.manifest).includes('telephony')) {
+    problems.push('manifest.kinds: defineProviderPlugin makes carriers (kind telephony); model providers use defineAiProviderPlugin');
+  }
   if (plugin && typeof plugin === 'object') {
     if (typeof plugin.deriveAccountId !== 'function') problems.push('deriveAccountId must be a function');
     if (typeof plugin.create !== 'function') problems.push('create must be a function');
     for (const hook of ['validateConfig', 'parseInboundCall', 'inboundReject'] as const) {
       if (plugin[hook] !== undefined && typeof plugin[hook] !== 'function') problems.push(`${hook} must be a function when given`);
+    }
+    if (plugin.webhookAuth !== undefined && plugin.webhookAuth !== 'signature' && plugin.webhookAuth !== 'organization-credentials') {
+      problems.push('webhookAuth must be "signature" or "organization-credentials" when given');
     }
   }
   if (problems.length) throw new ProviderPluginDefinitionError(problems, id);
@@ -151,6 +191,34 @@ export function defineProviderPlugin(plugin: ProviderPlugin): ProviderPlugin {
   return deepFreeze(copy);
 }
 
-/** True for a value returned by `defineProviderPlugin`. */
-export const isDefinedProviderPlugin = (v: unknown): v is ProviderPlugin =>
+/** True for a value returned by `defineProviderPlugin` or `defineAiProviderPlugin`. */
+export const isDefinedProviderPlugin = (v: unknown): v is ProviderPlugin | AiProviderPlugin =>
   Boolean(v && typeof v === 'object' && (v as Record<symbol, unknown>)[PROVIDER_PLUGIN_BRAND] === true);
+
+/** True for a plugin whose manifest declares model kinds (llm, stt, tts) rather than telephony. */
+export const isAiProviderPlugin = (v: ProviderPlugin | AiProviderPlugin): v is AiProviderPlugin => !kindsOf(v.manifest).includes('telephony');
+
+/**
+ * The model-provider counterpart of `defineProviderPlugin` (API.md 10): the manifest must declare kinds among
+ * llm, stt, tts and mediaTransport `none`; a plugin of kind `llm` must have `createLanguageModel`. Returns the
+ * plugin frozen and branded (loadable from CALLPLANE_PROVIDER_PLUGINS like a carrier). Throws
+ * `ProviderPluginDefinitionError` listing every problem.
+ */
+export function defineAiProviderPlugin(plugin: AiProviderPlugin): AiProviderPlugin {
+  const id = String((plugin as Partial<AiProviderPlugin>)?.manifest?.id ?? '?');
+  const problems = plugin && typeof plugin === 'object' ? validateProviderManifest(plugin.manifest) : ['not an object'];
+  if (plugin && typeof plugin === 'object' && plugin.manifest) {
+    const kinds = kindsOf(plugin.manifest);
+    if (!plugin.manifest.kinds?.length || !kinds.every((k) => AI_PROVIDER_KINDS.includes(k))) {
+      problems.push(`manifest.kinds: a model provider declares kinds among ${AI_PROVIDER_KINDS.join(', ')}`);
+    }
+    for (const hook of ['validateConfig', 'createLanguageModel'] as const) {
+      if (plugin[hook] !== undefined && typeof plugin[hook] !== 'function') problems.push(`${hook} must be a function when given`);
+    }
+    if (kinds.includes('llm') && typeof plugin.createLanguageModel !== 'function') problems.push('createLanguageModel must be a function for kind llm');
+  }
+  if (problems.length) throw new ProviderPluginDefinitionError(problems, id);
+  const copy = { ...plugin, manifest: structuredClone(plugin.manifest) };
+  Object.defineProperty(copy, PROVIDER_PLUGIN_BRAND, { value: true, enumerable: false });
+  return deepFreeze(copy);
+}
