@@ -37,19 +37,13 @@ import {
   type WorkflowDefinition,
   type WorkflowNodeType,
 } from './workflow-definition.js';
+import { Graph, normalizeEdgeLabel, type GraphEdgeShape, type GraphNodeShape } from './workflow-graph.js';
 
 type Loc = (string | number)[];
 
 export const DEFAULT_WORKFLOW_DEFINITION_LOC: readonly (string | number)[] = ['body', 'workflow_definition'];
 
-/**
- * The form in which edge labels of one node must be distinct: lower-cased, then every character that is not an
- * ASCII letter or digit (each Unicode code point) replaced by `_`. `"Yes!"` and `"yes?"` both become `"yes_"`.
- * The ASCII restriction is deliberate: labels become names the model calls, which allow only `[a-z0-9_]`.
- */
-export function normalizeEdgeLabel(label: string): string {
-  return label.toLowerCase().replace(/[^a-z0-9]/gu, '_');
-}
+export { normalizeEdgeLabel } from './workflow-graph.js';
 
 /**
  * Every structural and graph problem of `def`, in a stable order (structure in document order, then the graph
@@ -311,52 +305,44 @@ function checkEdge(edge: unknown, index: number, report: Report): void {
 // ---------------------------------------------------------------------------------------------------------
 // Graph rules
 
-/** What the graph rules can use of a node: `undefined` fields were malformed and reported by the structure pass. */
-interface GraphNode {
-  index: number;
-  id?: string;
-  type?: WorkflowNodeType;
-}
-
-interface GraphEdge {
-  index: number;
-  id?: string;
-  source?: string;
-  target?: string;
-  label?: string;
-}
+/** A node or edge as the graph rules see it: its index, and `undefined` where the structure pass found it malformed. */
+type Indexed<T> = T & { index: number };
+type LooseNode = Indexed<GraphNodeShape>;
+type LooseEdge = Indexed<GraphEdgeShape>;
 
 function stringOrUndefined(obj: Record<string, unknown> | undefined, key: string): string | undefined {
   const value = obj?.[key];
   return isNonBlankString(value) ? value : undefined;
 }
 
-/** Maps ids to their first item, reporting each later item that repeats an id. */
-function indexById<T extends { index: number; id?: string }>(items: T[], kind: 'node' | 'edge', field: 'nodes' | 'edges', report: Report): Map<string, T> {
-  const byId = new Map<string, T>();
+/** Reports each item that repeats the id of an earlier one (`first` resolves an id to the item the graph keeps). */
+function reportDuplicateIds<T extends { index: number; id?: string }>(
+  items: readonly T[],
+  first: (id: string) => T | undefined,
+  kind: 'node' | 'edge',
+  field: 'nodes' | 'edges',
+  report: Report,
+): void {
   for (const item of items) {
     if (item.id === undefined) continue;
-    const first = byId.get(item.id);
-    if (first) {
+    const kept = first(item.id);
+    if (kept && kept !== item) {
       report(
         [field, item.index, 'id'],
-        `${kind} id '${item.id}' is used twice (${field} ${first.index} and ${item.index}); ${kind} ids must be unique`,
+        `${kind} id '${item.id}' is used twice (${field} ${kept.index} and ${item.index}); ${kind} ids must be unique`,
         `workflow.${kind}_id_duplicate`,
       );
-    } else {
-      byId.set(item.id, item);
     }
   }
-  return byId;
 }
 
 function checkGraph(rawNodes: unknown[], rawEdges: unknown[], report: Report): void {
-  const nodes: GraphNode[] = rawNodes.map((raw, index) => {
+  const nodes: LooseNode[] = rawNodes.map((raw, index) => {
     const obj = isPlainObject(raw) ? raw : undefined;
     const type = obj?.type;
     return { index, id: stringOrUndefined(obj, 'id'), type: isWorkflowNodeType(type) ? type : undefined };
   });
-  const edges: GraphEdge[] = rawEdges.map((raw, index) => {
+  const edges: LooseEdge[] = rawEdges.map((raw, index) => {
     const obj = isPlainObject(raw) ? raw : undefined;
     const data = isPlainObject(obj?.data) ? obj.data : undefined;
     return {
@@ -369,20 +355,21 @@ function checkGraph(rawNodes: unknown[], rawEdges: unknown[], report: Report): v
   });
 
   // Unique ids. The first node with an id is the one edges resolve to.
-  const nodeById = indexById(nodes, 'node', 'nodes', report);
-  const edgeById = indexById(edges, 'edge', 'edges', report);
+  const graph = new Graph(nodes, edges);
+  reportDuplicateIds(nodes, (id) => graph.node(id), 'node', 'nodes', report);
+  reportDuplicateIds(edges, (id) => graph.edge(id), 'edge', 'edges', report);
 
   // Edge endpoints exist.
-  const edgeName = (edge: GraphEdge): string => (edge.id !== undefined ? `edge '${edge.id}'` : `edge at index ${edge.index}`);
+  const edgeName = (edge: LooseEdge): string => (edge.id !== undefined ? `edge '${edge.id}'` : `edge at index ${edge.index}`);
   for (const edge of edges) {
-    if (edge.source !== undefined && !nodeById.has(edge.source)) {
+    if (edge.source !== undefined && !graph.node(edge.source)) {
       report(
         ['edges', edge.index, 'source'],
         `${edgeName(edge)} leaves node '${edge.source}', which does not exist`,
         'workflow.edge_source_missing',
       );
     }
-    if (edge.target !== undefined && !nodeById.has(edge.target)) {
+    if (edge.target !== undefined && !graph.node(edge.target)) {
       report(
         ['edges', edge.index, 'target'],
         `${edgeName(edge)} targets node '${edge.target}', which does not exist`,
@@ -392,8 +379,8 @@ function checkGraph(rawNodes: unknown[], rawEdges: unknown[], report: Report): v
   }
 
   // Node type counts.
-  const nodeName = (node: GraphNode): string => (node.id !== undefined ? `node '${node.id}'` : `node at index ${node.index}`);
-  const starts = nodes.filter((n) => n.type === 'startCall');
+  const nodeName = (node: LooseNode): string => (node.id !== undefined ? `node '${node.id}'` : `node at index ${node.index}`);
+  const starts = graph.nodesOfType('startCall');
   if (starts.length === 0) {
     report(
       ['nodes'],
@@ -410,7 +397,7 @@ function checkGraph(rawNodes: unknown[], rawEdges: unknown[], report: Report): v
       'workflow.start_node_count',
     );
   }
-  const globals = nodes.filter((n) => n.type === 'globalNode');
+  const globals = graph.nodesOfType('globalNode');
   for (const extra of globals.slice(1)) {
     report(
       ['nodes', extra.index, 'type'],
@@ -420,7 +407,7 @@ function checkGraph(rawNodes: unknown[], rawEdges: unknown[], report: Report): v
   }
 
   // Rules on edges by the type of the node they touch.
-  const typeOf = (id: string | undefined): WorkflowNodeType | undefined => (id === undefined ? undefined : nodeById.get(id)?.type);
+  const typeOf = (id: string | undefined): WorkflowNodeType | undefined => graph.node(id)?.type;
   for (const edge of edges) {
     const sourceType = typeOf(edge.source);
     const targetType = typeOf(edge.target);
@@ -455,9 +442,8 @@ function checkGraph(rawNodes: unknown[], rawEdges: unknown[], report: Report): v
   }
 
   // Nodes that need an incoming edge. Every edge naming the node as target counts, self-loops included.
-  const incoming = new Set(edges.map((e) => e.target).filter((t): t is string => t !== undefined));
   for (const node of nodes) {
-    if (node.id === undefined || incoming.has(node.id)) continue;
+    if (node.id === undefined || graph.hasIncomingEdge(node.id)) continue;
     if (node.type === 'endCall') {
       report(
         ['nodes', node.index],
@@ -474,7 +460,7 @@ function checkGraph(rawNodes: unknown[], rawEdges: unknown[], report: Report): v
   }
 
   // Labels of the edges leaving one node are distinct once normalized.
-  const seenLabels = new Map<string, Map<string, GraphEdge>>();
+  const seenLabels = new Map<string, Map<string, LooseEdge>>();
   for (const edge of edges) {
     if (edge.source === undefined || edge.label === undefined) continue;
     let bySource = seenLabels.get(edge.source);
