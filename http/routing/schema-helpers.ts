@@ -8,7 +8,11 @@ export const num = (extra: JsonSchema = {}): JsonSchema => ({ type: 'number', ..
 export const bool = (extra: JsonSchema = {}): JsonSchema => ({ type: 'boolean', ...extra });
 export const dateTime = (extra: JsonSchema = {}): JsonSchema => ({ type: 'string', format: 'date-time', ...extra });
 export const nullable = (s: JsonSchema): JsonSchema => ({ anyOf: [s, { type: 'null' }] });
-export const id = (extra: JsonSchema = {}): JsonSchema => ({ type: 'integer', minimum: 1, ...extra });
+/**
+ * Identifiers are positive integers (API.md section 1), bounded to what a JSON number holds exactly: a larger
+ * or negative id is a 422, never a value a store could overflow on.
+ */
+export const id = (extra: JsonSchema = {}): JsonSchema => ({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, ...extra });
 export const anyObject = (extra: JsonSchema = {}): JsonSchema => ({ type: 'object', additionalProperties: true, ...extra });
 export const arr = (items: JsonSchema, extra: JsonSchema = {}): JsonSchema => ({ type: 'array', items, ...extra });
 
@@ -25,9 +29,15 @@ export function pathParams(...names: string[]): JsonSchema {
   return obj(Object.fromEntries(names.map((n) => [n, id()])), names);
 }
 
-/** `page` ≥ 1 (default 1) and `limit` 1..100 (default 50), API.md section 1. */
+/**
+ * The highest `page` a list accepts: with `limit` ≤ 100 the offset stays ≤ 10^8, far inside every store's
+ * integer range (a page of 922337203685477580 once overflowed SQLite's OFFSET into a 500).
+ */
+export const MAX_PAGE = 1_000_000;
+
+/** `page` 1..1,000,000 (default 1) and `limit` 1..100 (default 50), API.md section 1. */
 export const pagination: Record<string, JsonSchema> = {
-  page: int({ minimum: 1, default: 1 }),
+  page: int({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
   limit: int({ minimum: 1, maximum: 100, default: 50 }),
 };
 
