@@ -349,6 +349,35 @@ export function runJobRepositoryContract(label: string, makeRepo: () => Promise<
         expect(got!.failReason ?? null).toBeNull();
       });
 
+      it('stores a failReason that is not a string as it was given, as agenda\'s Job.fail() records a thrown non-Error', async () => {
+        // agenda types failReason as a string, yet stores whatever was thrown when it is not an Error, and the
+        // MongoDB backend keeps that value: it must round-trip (JSON-shaped), release the lock and not break the save
+        const reasons: unknown[] = [
+          { code: 'E_FORK', exitCode: 1, nested: { list: [1, 'two', null] } },
+          42,
+          false,
+          ['a', 1],
+          '\u0000json:{"looks":"encoded"}',
+          'plain text',
+        ];
+        for (const reason of reasons) {
+          const j = await save({ name: 'fails' });
+          await repo.saveJobState(
+            { ...j, lockedAt: undefined, failCount: 1, failReason: reason as string, failedAt: new Date(), lastFinishedAt: new Date() },
+            undefined,
+          );
+          const got = await repo.getJobById(String(j._id));
+          expect(got!.failReason).toEqual(reason);
+          expect(got!.lockedAt ?? null).toBeNull();
+          expect(got!.failCount).toBe(1);
+          // and through a full save (insert and update), as Job.save() writes it
+          const inserted = await repo.saveJob({ ...newJob({ name: 'fails-saved' }), failReason: reason as string }, undefined);
+          expect((await repo.getJobById(String(inserted._id)))!.failReason).toEqual(reason);
+          const updated = await repo.saveJob({ ...inserted, failReason: { again: reason } as never }, undefined);
+          expect((await repo.getJobById(String(updated._id)))!.failReason).toEqual({ again: reason });
+        }
+      });
+
       it('does not touch the job definition fields (data, priority)', async () => {
         const j = await save({ name: 's', data: { v: 1 }, priority: 3 });
         await repo.saveJobState({ ...j, data: { v: 99 }, priority: 99, lastRunAt: new Date() }, undefined);

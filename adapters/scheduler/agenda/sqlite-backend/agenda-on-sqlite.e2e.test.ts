@@ -71,6 +71,21 @@ describe('Agenda on the SQLite backend', () => {
     expect(stored!.lastRunAt).toBeInstanceOf(Date);
   });
 
+  it('records a job that throws a non-Error: the object is stored as its failReason and the job is released', async () => {
+    const agenda = makeAgenda('a');
+    agenda.define('throws-object', async () => {
+      // agenda's Job.fail() keeps a thrown non-Error as it is (fork mode reports failures this way too)
+      throw { code: 'E_CHILD', exitCode: 3 };
+    });
+    await agenda.start();
+    const job = await agenda.now('throws-object', {});
+    await waitFor(async () => ((await agenda.db.getJobById(String(job.attrs._id)))?.failCount ?? 0) >= 1);
+    const stored = await agenda.db.getJobById(String(job.attrs._id));
+    expect(stored!.failReason).toEqual({ code: 'E_CHILD', exitCode: 3 });
+    expect(stored!.lockedAt ?? null).toBeNull();
+    expect(stored!.failedAt).toBeInstanceOf(Date);
+  });
+
   it('does not run a job before its time, then runs it', async () => {
     const agenda = makeAgenda('a');
     let ranAt = 0;

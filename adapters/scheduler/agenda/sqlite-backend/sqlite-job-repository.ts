@@ -94,6 +94,33 @@ const ms = (d: Date | string | number | null | undefined): number | null => {
   return Number.isNaN(t) ? null : t;
 };
 const date = (v: number | null): Date | undefined => (v === null ? undefined : new Date(v));
+
+/**
+ * `failReason` is typed as a string, but agenda's `Job.fail(reason)` stores whatever was thrown when it is not an
+ * Error (an object, a number; fork mode's exit reports), and the MongoDB backend stores that value as it is. The
+ * column stays TEXT so string reasons stay plain, queryable text: any other value is kept as JSON behind a prefix
+ * no reason string starts with (a string that does start with it is escaped), so every value round-trips
+ * (as JSON does: Dates inside come back as ISO strings).
+ */
+const LOOSE_JSON = '\u0000json:';
+const LOOSE_TEXT = '\u0000text:';
+function encodeLoose(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'string') return value.startsWith('\u0000') ? LOOSE_TEXT + value : value;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  } catch {
+    json = undefined; // a cycle: keep what can be said about it
+  }
+  return LOOSE_JSON + (json ?? JSON.stringify(String(value)));
+}
+function decodeLoose(text: string | null): unknown {
+  if (text === null) return undefined;
+  if (text.startsWith(LOOSE_JSON)) return JSON.parse(text.slice(LOOSE_JSON.length));
+  if (text.startsWith(LOOSE_TEXT)) return text.slice(LOOSE_TEXT.length);
+  return text;
+}
 const bool = (v: boolean | undefined | null): number | null => (v === true ? 1 : v === false ? 0 : null);
 
 function newId(): string {
@@ -114,7 +141,7 @@ function rowToJob(row: JobRow): JobParameters {
     lastFinishedAt: date(row.last_finished_at),
     failedAt: date(row.failed_at),
     failCount: row.fail_count ?? undefined,
-    failReason: row.fail_reason ?? undefined,
+    failReason: decodeLoose(row.fail_reason) as string | undefined,
     repeatTimezone: row.repeat_timezone ?? undefined,
     lastRunAt: date(row.last_run_at),
     repeatInterval: row.repeat_interval === null ? undefined : JSON.parse(row.repeat_interval),
@@ -142,7 +169,7 @@ function jobToColumns(job: JobParameters, options: JobRepositoryOptions | undefi
     last_finished_at: ms(job.lastFinishedAt),
     failed_at: ms(job.failedAt),
     fail_count: job.failCount ?? null,
-    fail_reason: job.failReason ?? null,
+    fail_reason: encodeLoose(job.failReason),
     repeat_interval: job.repeatInterval === undefined || job.repeatInterval === null ? null : JSON.stringify(job.repeatInterval),
     repeat_timezone: job.repeatTimezone ?? null,
     repeat_at: job.repeatAt ?? null,
@@ -384,7 +411,7 @@ export class SqliteJobRepository implements JobRepository {
       `UPDATE ${this.tableName} SET locked_at = ?, next_run_at = ?, last_run_at = ?, progress = ?, fail_reason = ?,
          fail_count = ?, failed_at = ?, last_finished_at = ?, last_modified_by = ? WHERE id = ? AND name = ?`,
     ).run(
-      ms(job.lockedAt), ms(job.nextRunAt), ms(job.lastRunAt), job.progress ?? null, job.failReason ?? null,
+      ms(job.lockedAt), ms(job.nextRunAt), ms(job.lastRunAt), job.progress ?? null, encodeLoose(job.failReason),
       job.failCount ?? null, ms(job.failedAt), ms(job.lastFinishedAt), options?.lastModifiedBy ?? null,
       String(job._id), job.name,
     );
