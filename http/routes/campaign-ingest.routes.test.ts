@@ -64,12 +64,12 @@ describe('contact list ingest', () => {
     const a = await presign(Buffer.byteLength(csv));
     const json = await fetch(a.url, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: csv });
     expect(json.status).toBe(200);
-    expect((await json.json()).size).toBe(Buffer.byteLength(csv));
+    expect(((await json.json()) as { size: number }).size).toBe(Buffer.byteLength(csv));
 
     const b = await presign(10);
     const empty = await fetch(b.url, { method: 'PUT', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
     expect(empty.status).toBe(400);
-    expect((await empty.json()).code).toBe('upload_incomplete');
+    expect(((await empty.json()) as { code: string }).code).toBe('upload_incomplete');
     const r = await create(b.key);
     expect([r.status, r.body.code]).toEqual([400, 'invalid_source']);
   });
