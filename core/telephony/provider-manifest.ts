@@ -1,7 +1,13 @@
 /**
- * What a telephony provider plugin declares about itself. One manifest feeds the metadata endpoint, the
- * `config` validation schema and its OpenAPI member, masking, log redaction and account-id matching.
+ * What a provider plugin declares about itself: carriers (kind `telephony`) and model providers (kinds `llm`,
+ * `stt`, `tts`; API.md 10) alike. One manifest feeds the metadata endpoint, the `config` validation schema and
+ * its OpenAPI member, masking, log redaction and (for carriers) account-id matching.
  */
+export type ProviderKind = 'telephony' | 'llm' | 'stt' | 'tts';
+export const PROVIDER_KINDS: readonly ProviderKind[] = ['telephony', 'llm', 'stt', 'tts'];
+/** The kinds served by AI services (API.md 10): a manifest declares these or `telephony`, never both. */
+export const AI_PROVIDER_KINDS: readonly ProviderKind[] = ['llm', 'stt', 'tts'];
+
 export type CredentialFieldType = 'string' | 'password' | 'url' | 'boolean' | 'string_array' | 'textarea';
 
 export interface CredentialField {
@@ -19,6 +25,8 @@ export interface CredentialField {
   constraints?: Record<string, unknown>;
   /** Numbers travel as integers (simulator ring_ms/talk_ms); metadata still reports `string` for them. */
   valueType?: 'integer';
+  /** For `url` fields: the accepted schemes (default `['http', 'https']`; a WebSocket endpoint says `['ws', 'wss']`). */
+  schemes?: Array<'http' | 'https' | 'ws' | 'wss'>;
 }
 
 export interface ProviderManifest {
@@ -27,6 +35,14 @@ export interface ProviderManifest {
   displayName: string;
   docsUrl: string;
   fields: CredentialField[];
-  /** How call audio reaches us. */
+  /** How call audio reaches us (`none` for model providers). */
   mediaTransport: 'websocket' | 'ari' | 'none';
+  /** What the provider offers; absent means `['telephony']` (every carrier written before kinds existed). */
+  kinds?: ProviderKind[];
 }
+
+/** The declared kinds of a manifest, `['telephony']` when it declares none. */
+export const kindsOf = (manifest: Pick<ProviderManifest, 'kinds'>): ProviderKind[] => (manifest.kinds?.length ? [...manifest.kinds] : ['telephony']);
+
+/** True for a carrier (kind `telephony`). */
+export const isTelephonyManifest = (manifest: Pick<ProviderManifest, 'kinds'>): boolean => kindsOf(manifest).includes('telephony');
