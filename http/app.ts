@@ -124,7 +124,8 @@ export function createApp(options: AppOptions): express.Express {
   const parseForm = express.urlencoded({ limit: options.maxJsonBodyBytes, extended: false, verify: keepRawBody });
   // routes that take raw bytes (the upload PUT) read the request stream themselves, whatever its content type:
   // a parser here would consume it (curl's default x-www-form-urlencoded made an empty file answered 200)
-  const rawBodyRoutes = options.routes.filter((r) => r.rawBody)
+  // (provider webhooks declare a form/JSON `rawBody` for the document but are parsed like any body: not exempt)
+  const rawBodyRoutes = options.routes.filter((r) => r.rawBody && !/^application\/(x-www-form-urlencoded|json)\b/i.test(r.rawBody.contentType))
     .map((r) => ({ method: r.method.toUpperCase(), prefix: API_PREFIX + r.path.slice(0, r.path.indexOf('{') === -1 ? undefined : r.path.indexOf('{')) }));
   const takesRawBody = (req: Request) => rawBodyRoutes.some((r) => r.method === req.method && req.path.startsWith(r.prefix));
   // requests without a body (most GETs) skip both parsers
@@ -160,7 +161,10 @@ export function createApp(options: AppOptions): express.Express {
           if (body !== undefined) issues.push(...validateBody(body));
         }
         if (issues.length > 0) throw new ValidationError(issues);
-        const ctx: RouteContext = { body, query, params, principal: principal as Principal, req, res, log: res.locals.log as Logger };
+        const ctx: RouteContext = {
+          body, query, params, principal: principal as Principal, req, res, log: res.locals.log as Logger,
+          authenticate: () => options.authenticate.execute(credentialsOf(req)),
+        };
         const result = await route.handler(ctx);
         if (!res.headersSent) sendJson(res, result ?? {});
       } catch (err) {

@@ -3,13 +3,16 @@ import type { Logger } from '../ports/logger.port.js';
 import type { OrganizationSettingsRepository } from '../ports/organization-settings.repository.port.js';
 import type { RunRepository, RunStatusUpdate } from '../ports/run.repository.port.js';
 import type { CallOutcome, NormalizedCallEvent } from '../ports/telephony-provider.port.js';
+import { ConflictError } from '../errors.js';
 import { finalRunStatusFor, isFinalRunStatus, type Run } from '../runs/run.js';
+import { isAnotherCall } from '../runs/run-status.js';
 import { chargeFor } from '../usage/usage.js';
+import { callDurationProblem } from './call-duration.js';
 import type { CallOutcomeListeners } from './call-outcome-listener.js';
 
 export type ApplyCallStatusResult =
   | { applied: true; run: Run; outcome: CallOutcome | null }
-  | { applied: false; reason: 'run_not_found' | 'stale_or_duplicate'; run: Run | null };
+  | { applied: false; reason: 'run_not_found' | 'stale_or_duplicate' | 'provider_call_id_mismatch'; run: Run | null };
 
 /** The outcome of a final status when the provider gave none. */
 const outcomeOf = (event: NormalizedCallEvent & { kind: 'status' }): CallOutcome | null =>
@@ -24,6 +27,15 @@ const outcomeOf = (event: NormalizedCallEvent & { kind: 'status' }): CallOutcome
  * Disposition on a final status: a connected call (`completed`) keeps the disposition the agent set, else
  * `completed`; a call that did not connect gets its outcome (`busy`, `no_answer`, `voicemail`, `failed`,
  * `canceled`).
+ *
+ * Another call's event is never applied (`provider_call_id_mismatch`, logged): an event naming a provider call id
+ * other than the one the run recorded, or one already recorded by another run of the provider (a correctly
+ * signed callback of run A posted to run B's status URL). A run with no recorded id records the first one an
+ * event carries; a recorded id is never overwritten (`isAnotherCall`, enforced again atomically by the
+ * repository). This holds for every carrier because every status reaches this use case.
+ *
+ * Duration: one bound for every source (`callDurationProblem`, 0..86,400 s). A final status carrying a duration
+ * outside it is still applied, without the duration (and so without a charge), and the reason is logged.
  *
  * Cost on a final status with a duration: `cost_info.charge_usd` = duration × the organization's per-minute price
  * at that moment (`chargeFor`, issue 6), read from `settings` when given; a failed price read is logged and leaves
@@ -45,6 +57,7 @@ export class ApplyCallStatus {
       this.log.info({ provider, run_id: runId ?? event.runId ?? null, provider_call_id: event.providerCallId ?? null, status: event.status }, 'call status for an unknown run ignored');
       return { applied: false, reason: 'run_not_found', run: null };
     }
+    if (isAnotherCall(run, event.providerCallId)) return this.anotherCall(provider, run, event.providerCallId!);
     const final = isFinalRunStatus(event.status);
     const outcome = final ? outcomeOf(event) : null;
     // providers map their own final states; the run's final status follows from the outcome, one rule for all
@@ -56,7 +69,11 @@ export class ApplyCallStatus {
       update.disposition = disposition;
       update.gatheredContext = { mapped_call_disposition: disposition };
     }
-    if (final && event.durationSeconds !== undefined) {
+    const durationProblem = event.durationSeconds === undefined ? null : callDurationProblem(event.durationSeconds);
+    if (durationProblem) {
+      this.log.warn({ provider, run_id: run.id, duration_seconds: String(event.durationSeconds).slice(0, 32), reason: durationProblem }, 'call duration ignored');
+    }
+    if (final && event.durationSeconds !== undefined && !durationProblem) {
       update.durationSeconds = event.durationSeconds;
       update.costInfo = { call_duration_seconds: event.durationSeconds };
       const charge = await this.chargeOf(run, event.durationSeconds);
@@ -68,7 +85,15 @@ export class ApplyCallStatus {
       ...(event.detail ? { message: event.detail } : {}),
       details: { provider, ...(outcome ? { outcome } : {}), ...(event.providerCallId ? { provider_call_id: event.providerCallId } : {}) },
     };
-    const result = await this.runs.applyStatus(run.organizationId, run.id, update);
+    let result: Awaited<ReturnType<RunRepository['applyStatus']>>;
+    try {
+      result = await this.runs.applyStatus(run.organizationId, run.id, update);
+    } catch (e) {
+      // the event's call id is already another run's: that run's event, not this one's
+      if (e instanceof ConflictError && e.code === 'provider_call_id_taken') return this.anotherCall(provider, run, event.providerCallId!);
+      throw e;
+    }
+    if (!result.applied && result.run && isAnotherCall(result.run, event.providerCallId)) return this.anotherCall(provider, result.run, event.providerCallId!);
     if (!result.applied || !result.run) return { applied: false, reason: result.run ? 'stale_or_duplicate' : 'run_not_found', run: result.run };
     if (final && outcome) {
       for (const l of this.listeners.all()) {
@@ -80,6 +105,14 @@ export class ApplyCallStatus {
       }
     }
     return { applied: true, run: result.run, outcome };
+  }
+
+  private anotherCall(provider: string, run: Run, providerCallId: string): ApplyCallStatusResult {
+    this.log.warn(
+      { provider, run_id: run.id, provider_call_id: providerCallId.slice(0, 64), recorded_provider_call_id: run.providerCallId },
+      'call status of another call ignored: its provider call id is not the run\'s',
+    );
+    return { applied: false, reason: 'provider_call_id_mismatch', run };
   }
 
   private async chargeOf(run: Run, durationSeconds: number): Promise<number | null> {

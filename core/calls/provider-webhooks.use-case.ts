@@ -1,4 +1,4 @@
-import { ForbiddenError, NotFoundError } from '../errors.js';
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { RunRepository } from '../ports/run.repository.port.js';
 import type { TelephonyConfigurationRepository } from '../ports/telephony-configuration.repository.port.js';
@@ -29,9 +29,29 @@ function plugin(catalog: TelephonyProviderCatalog, provider: string): ProviderPl
 }
 
 /**
+ * Authenticates the webhook's caller with the request's API credentials (Bearer or X-API-Key), as any API
+ * route does; throws `UnauthenticatedError`. The HTTP route passes it; it runs only for providers whose
+ * webhooks take organization credentials.
+ */
+export type AuthenticateCaller = () => Promise<{ organizationId: number }>;
+
+/**
+ * The organization a webhook's caller proved, for providers whose webhooks are our own API
+ * (`webhookAuth: 'organization-credentials'`: the simulator); null for carriers (their signature decides, later).
+ * Runs before any lookup, so an unauthenticated caller learns nothing (401 whatever the run or number).
+ */
+async function callerOrganization(p: ProviderPlugin, authenticate: AuthenticateCaller | undefined): Promise<number | null> {
+  if (p.webhookAuth !== 'organization-credentials') return null;
+  if (!authenticate) throw new UnauthenticatedError('not_authenticated', 'Not authenticated: send Authorization: Bearer <token> or X-API-Key');
+  return (await authenticate()).organizationId;
+}
+
+/**
  * `POST /telephony/<provider>/status/<run_id>`: the run (tenant-free lookup by id) → its configuration →
  * that configuration's provider instance verifies the signature (403 `signature_invalid`) and normalizes the
- * callback; unknown events are ignored with a reason; everything else goes to `ApplyCallStatus`.
+ * callback; unknown events are ignored with a reason; everything else goes to `ApplyCallStatus`. For a provider
+ * whose webhooks take organization credentials, the caller authenticates first (401) and a run of another
+ * organization is `run_not_found` (404).
  */
 export class HandleStatusWebhook {
   constructor(
@@ -43,10 +63,12 @@ export class HandleStatusWebhook {
     private readonly log: Logger,
   ) {}
 
-  async execute(provider: string, runId: number, request: WebhookRequest): Promise<{ received: true; applied: boolean; ignored?: string }> {
-    plugin(this.catalog, provider);
+  async execute(provider: string, runId: number, request: WebhookRequest, authenticate?: AuthenticateCaller): Promise<{ received: true; applied: boolean; ignored?: string }> {
+    const organizationId = await callerOrganization(plugin(this.catalog, provider), authenticate);
     const run = await this.runs.findForProviderEvent(runId);
-    if (!run || (run.provider !== null && run.provider !== provider)) throw new NotFoundError('run_not_found', 'Run not found');
+    if (!run || (run.provider !== null && run.provider !== provider) || (organizationId !== null && run.organizationId !== organizationId)) {
+      throw new NotFoundError('run_not_found', 'Run not found');
+    }
     const configuration = run.telephonyConfigurationId === null ? null : await this.configurations.findForProviderEvent(run.telephonyConfigurationId);
     if (!configuration || configuration.provider !== provider) {
       throw new NotFoundError('telephony_configuration_not_found', 'The run has no telephony configuration of this provider');
@@ -72,7 +94,9 @@ export type InboundWebhookResult = { kind: 'markup'; markup: ProviderMarkup } | 
  * `POST /telephony/<provider>/inbound`: the plugin parses the call (account id, from, to) → the number is
  * found by (provider, account id, normalized to) → its configuration's instance verifies the signature →
  * `ReceiveInboundCall` → the provider's answer markup, or its polite refusal. A call to an unknown number
- * cannot be verified (no configuration), so it gets the refusal and nothing else.
+ * cannot be verified (no configuration), so it gets the refusal and nothing else. For a provider whose webhooks
+ * take organization credentials, the caller authenticates first (401) and only numbers of its own organization
+ * are found (another organization's: the `phone_number_not_found` refusal).
  */
 export class HandleInboundWebhook {
   constructor(
@@ -86,9 +110,10 @@ export class HandleInboundWebhook {
     private readonly mediaTokens?: Pick<MediaTokens, 'signUrl'>,
   ) {}
 
-  async execute(provider: string, request: WebhookRequest): Promise<InboundWebhookResult> {
+  async execute(provider: string, request: WebhookRequest, authenticate?: AuthenticateCaller): Promise<InboundWebhookResult> {
     const p = plugin(this.catalog, provider);
     if (!p.parseInboundCall) throw new NotFoundError('inbound_webhook_not_supported', `Provider "${provider}" takes no inbound HTTP webhooks`);
+    const organizationId = await callerOrganization(p, authenticate);
     const call = p.parseInboundCall(request);
     if ('ignored' in call) {
       this.log.info({ provider, reason: call.ignored }, 'inbound webhook ignored');
@@ -96,7 +121,9 @@ export class HandleInboundWebhook {
     }
     const number = await this.receive.findNumber(provider, call.accountId, call.to);
     const configuration = number ? await this.configurations.findForProviderEvent(number.telephonyConfigurationId) : null;
-    if (!number || !configuration) return { kind: 'markup', markup: this.refusal(p, 'phone_number_not_found') };
+    if (!number || !configuration || (organizationId !== null && number.organizationId !== organizationId)) {
+      return { kind: 'markup', markup: this.refusal(p, 'phone_number_not_found') };
+    }
     const instance = this.instances.forConfiguration(configuration);
     if (!instance.verifyWebhook(request)) {
       this.log.warn({ provider, telephony_configuration_id: configuration.id }, 'inbound webhook signature invalid');

@@ -108,7 +108,11 @@ export interface TelephonyProvider {
   syncInboundWebhook(number: { address: string; addressNormalized: string; inboundUrl: string | null }): Promise<{ ok: boolean; message: string }>;
   /** Checks the webhook's signature against the exact public URL. Pure; never throws. */
   verifyWebhook(request: WebhookRequest): boolean;
-  /** Normalizes a status callback. Pure; never throws (unknown payloads are `ignored`). */
+  /**
+   * Normalizes a status callback. Pure; never throws (unknown payloads are `ignored`), except that a provider
+   * whose webhooks are our own API (`ProviderPlugin.webhookAuth` `'organization-credentials'`, the simulator)
+   * throws `ValidationError` for a malformed field, answered 422.
+   */
   parseStatusCallback(request: WebhookRequest): NormalizedCallEvent;
   /**
    * The markup that connects an answered inbound call to our media endpoint. Event-driven providers may
@@ -163,3 +167,14 @@ export interface ProviderPlugin {
    */
   persistentConnection?: boolean;
 }
+  /**
+   * Who may post this provider's webhooks (`/telephony/<id>/inbound`, `/telephony/<id>/status/<run_id>`).
+   * `'signature'` (absent): the carrier, proven by `verifyWebhook`; no API credentials. `'organization-credentials'`:
+   * the webhooks are an API of ours (the simulator's test calls): the caller sends the API credentials (Bearer or
+   * X-API-Key) of the organization owning the configuration; none → 401, another organization's → 404
+   * (`phone_number_not_found` / `run_not_found`). `verifyWebhook` still runs after that.
+   */
+  webhookAuth?: WebhookAuth;
+
+/** See `ProviderPlugin.webhookAuth`. */
+export type WebhookAuth = 'signature' | 'organization-credentials';

@@ -8,7 +8,9 @@ import { RUN_STATUS_RANK, isFinalRunStatus, type CostInfo, type Run, type RunLog
  * Not applied (null):
  * - the run is final (`completed`/`failed`): a final run never changes, whatever arrives later;
  * - the update's status ranks below the run's (a late `ringing` after `in_progress`);
- * - the same status with nothing new (a duplicate or replayed callback): replaying is a no-op.
+ * - the same status with nothing new (a duplicate or replayed callback): replaying is a no-op;
+ * - the update names a provider call id other than the one the run recorded (`isAnotherCall`): it is another
+ *   call's event (a signed callback replayed onto this run's URL), and a recorded id is never overwritten.
  *
  * Applied: a higher rank, or the same non-final status carrying new details (a provider call id the run did not
  * have, new gathered context, disposition, duration or cost). Then:
@@ -23,6 +25,7 @@ import { RUN_STATUS_RANK, isFinalRunStatus, type CostInfo, type Run, type RunLog
  */
 export function planRunStatusUpdate(run: Run, update: RunStatusUpdate): Run | null {
   if (isFinalRunStatus(run.status)) return null;
+  if (isAnotherCall(run, update.providerCallId)) return null;
   const from = RUN_STATUS_RANK[run.status];
   const to = RUN_STATUS_RANK[update.status];
   if (to < from) return null;
@@ -59,6 +62,14 @@ export function planRunStatusUpdate(run: Run, update: RunStatusUpdate): Run | nu
   };
   if (to === from && !hasNewDetails(run, next)) return null;
   return next;
+}
+
+/**
+ * True when `providerCallId` names a call other than the one `run` recorded. A run with no recorded id, or an
+ * event that names none, is not another call's (the first id an event carries is recorded). Pure.
+ */
+export function isAnotherCall(run: Pick<Run, 'providerCallId'>, providerCallId: string | null | undefined): boolean {
+  return !!providerCallId && !!run.providerCallId && run.providerCallId !== providerCallId;
 }
 
 function hasNewDetails(before: Run, after: Run): boolean {

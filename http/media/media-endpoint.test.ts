@@ -128,7 +128,7 @@ describe('media WebSocket /api/v1/telephony/<provider>/media/<run_id>', () => {
   }
 
   async function inboundSimulatorCall(): Promise<number> {
-    const r = await svc.post('/telephony/simulator/inbound', { account_id: 'media-sim', from: '+15559870000', to: SIM_NUMBER });
+    const r = await svc.post('/telephony/simulator/inbound', { account_id: 'media-sim', from: '+15559870000', to: SIM_NUMBER }, auth);
     expect(r.status).toBe(200);
     return r.body.run_id as number;
   }
@@ -292,7 +292,7 @@ describe('media WebSocket limits and shutdown', () => {
       const cfg = await svc.post('/organizations/telephony-configs', { name: 'Sim', config: { provider: 'simulator', account_id: 'limits', talk_ms: 600000 } }, auth);
       await svc.post(`/organizations/telephony-configs/${cfg.body.id}/phone-numbers`, { address: SIM_NUMBER, inbound_workflow_id: wf.body.id }, auth);
       const tokens = svc.container.get(MediaTokens);
-      const newRun = async () => (await svc.post('/telephony/simulator/inbound', { account_id: 'limits', from: '+1555', to: SIM_NUMBER })).body.run_id as number;
+      const newRun = async () => (await svc.post('/telephony/simulator/inbound', { account_id: 'limits', from: '+1555', to: SIM_NUMBER }, auth)).body.run_id as number;
       const pathOf = (runId: number) => `/api/v1/telephony/simulator/media/${runId}?token=${encodeURIComponent(tokens.issue('simulator', runId))}`;
 
       const idle = await connect(svc, pathOf(await newRun()));

@@ -38,23 +38,25 @@ export function telephonyWebhookRoutes(d: TelephonyWebhookRouteDeps) {
   return defineRoutes([
     {
       method: 'post', path: '/telephony/{provider}/status/{run_id}', operationId: 'providerStatusCallback', summary: 'A provider\'s call status callback', tags, auth: 'none',
-      description: 'Verified with the provider\'s signature against the exact public URL (403 `signature_invalid`), normalized and applied idempotently (a call never moves backwards). Unknown events are answered 200 with `ignored`.',
+      description: 'Verified with the provider\'s signature against the exact public URL (403 `signature_invalid`), normalized and applied idempotently (a call never moves backwards). Unknown events are answered 200 with `ignored`. ' +
+        'For `simulator` this is an API of ours: send the API credentials (Bearer or X-API-Key) of the organization owning the run (none: 401; another organization\'s: 404 `run_not_found`); `duration_seconds` is 0..86400 (422 otherwise).',
       params: obj({ provider, run_id: id() }, ['provider', 'run_id']),
       rawBody: callbackBody,
       response: obj({ received: { const: true }, applied: bool(), ignored: str() }, ['received', 'applied']),
-      errors: [403, 404],
-      handler: async ({ params, req }) => d.status.execute(params.provider, params.run_id, webhookRequestOf(req, d.publicUrl, params.run_id)),
+      errors: [401, 403, 404],
+      // the use case decides whether this provider's webhooks need API credentials (webhookAuth); carriers' do not
+      handler: async ({ params, req, authenticate }) => d.status.execute(params.provider, params.run_id, webhookRequestOf(req, d.publicUrl, params.run_id), authenticate),
     },
     {
       method: 'post', path: '/telephony/{provider}/inbound', operationId: 'providerInboundCall', summary: 'A provider\'s inbound call webhook', tags, auth: 'none',
       description: 'Answers with the provider\'s markup (TwiML, ...) connecting the call to its workflow, or its polite refusal. ' +
-        'For `simulator` this is the inbound test endpoint: JSON `{"account_id", "from", "to"}` → 200 `{"run_id"}` when `to` is an active number bound to an active workflow, else 404 `phone_number_not_found` or 409 `workflow_archived`.',
+        'For `simulator` this is the inbound test endpoint: JSON `{"account_id", "from", "to"}` with the API credentials (Bearer or X-API-Key) of the organization owning the number (none: 401) → 200 `{"run_id"}` when `to` is an active number of that organization bound to an active workflow, else 404 `phone_number_not_found` or 409 `workflow_archived`.',
       params: obj({ provider }, ['provider']),
       rawBody: callbackBody,
       response: { contentType: 'application/xml', description: 'Provider markup (TwiML for twilio, JSON `{"run_id"}` for simulator)' },
-      errors: [403, 404, 409],
-      handler: async ({ params, req, res, log }) => {
-        const r = await d.inbound.execute(params.provider, webhookRequestOf(req, d.publicUrl));
+      errors: [401, 403, 404, 409],
+      handler: async ({ params, req, res, log, authenticate }) => {
+        const r = await d.inbound.execute(params.provider, webhookRequestOf(req, d.publicUrl), authenticate);
         if (r.kind === 'ignored') {
           log.info({ provider: params.provider, reason: r.reason }, 'inbound webhook ignored');
           return { received: true, ignored: r.reason };

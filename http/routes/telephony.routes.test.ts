@@ -343,7 +343,7 @@ describe('telephony API (API.md section 5)', () => {
       expect(moved.body.provider_sync).toEqual({ ok: true, message: 'Inbound webhook pushed to 1 number(s)' });
       expect((await svc.put(cfg, { name: `renamed ${seq}` }, a)).body).not.toHaveProperty('provider_sync');
       // the number moved with its configuration's account: inbound calls on the new account reach it
-      const inbound = await svc.post('/telephony/simulator/inbound', { account_id: `acct-r2-${seq}`, from: '+14155550999', to: '+14155550182' });
+      const inbound = await svc.post('/telephony/simulator/inbound', { account_id: `acct-r2-${seq}`, from: '+14155550999', to: '+14155550182' }, a);
       expect(inbound.status).toBe(200);
       expect(inbound.body).toEqual({ run_id: expect.any(Number) });
     });
@@ -365,7 +365,7 @@ describe('telephony API (API.md section 5)', () => {
       const c = await createConfig(a, { account_id: account, ring_ms: 0, talk_ms: 20 });
       const w = await createWorkflow(a);
       await svc.post(`/organizations/telephony-configs/${c.id}/phone-numbers`, { address: '+14155550180', inbound_workflow_id: w.id }, a);
-      const r = await svc.post('/telephony/simulator/inbound', { account_id: account, from: '+15550009999', to: '+1 415 555 0180' });
+      const r = await svc.post('/telephony/simulator/inbound', { account_id: account, from: '+15550009999', to: '+1 415 555 0180' }, a);
       expect(r.status).toBe(200);
       expect(r.body).toEqual({ run_id: expect.any(Number) });
       const run = await waitForRun(a, w.id, r.body.run_id, (x) => x.status === 'completed');
@@ -388,14 +388,14 @@ describe('telephony API (API.md section 5)', () => {
       await svc.post(base, { address: '+14155550182', inbound_workflow_id: w.id, is_active: false }, a);
       await svc.post(base, { address: '+14155550183', inbound_workflow_id: w.id }, a);
       for (const to of ['+14155550189', '+14155550181', '+14155550182']) {
-        const r = await svc.post('/telephony/simulator/inbound', { account_id: account, from: '+1555', to });
+        const r = await svc.post('/telephony/simulator/inbound', { account_id: account, from: '+1555', to }, a);
         expect(r.status).toBe(404);
         expect(r.body.code).toBe('phone_number_not_found');
       }
       // the right number on the wrong account is not found either
-      expect((await svc.post('/telephony/simulator/inbound', { account_id: 'someone-else', from: '+1555', to: '+14155550183' })).status).toBe(404);
+      expect((await svc.post('/telephony/simulator/inbound', { account_id: 'someone-else', from: '+1555', to: '+14155550183' }, a)).status).toBe(404);
       await svc.put(`/workflow/${w.id}/status`, { status: 'archived' }, a);
-      const archived = await svc.post('/telephony/simulator/inbound', { account_id: account, from: '+1555', to: '+14155550183' });
+      const archived = await svc.post('/telephony/simulator/inbound', { account_id: account, from: '+1555', to: '+14155550183' }, a);
       expect(archived.status).toBe(409);
       expect(archived.body.code).toBe('workflow_archived');
     });
@@ -406,10 +406,10 @@ describe('telephony API (API.md section 5)', () => {
       const w = await createWorkflow(a);
       await svc.post(`/organizations/telephony-configs/${c.id}/phone-numbers`, { address: '+14155550184', inbound_workflow_id: w.id }, a);
       const body = { account_id: account, from: '+1555', to: '+14155550184', call_id: 'sim-in-fixed-1' };
-      const denied = await svc.post('/telephony/simulator/inbound', body);
+      const denied = await svc.post('/telephony/simulator/inbound', body, a);
       expect(denied.status).toBe(403);
       expect(denied.body).toEqual({ detail: expect.any(String), code: 'signature_invalid' });
-      const hdr = { 'content-type': 'application/json', 'x-simulator-key': 'hook-key-12345' };
+      const hdr = { 'content-type': 'application/json', 'x-simulator-key': 'hook-key-12345', authorization: `Bearer ${a.token}` };
       const ok = await svc.request('POST', '/telephony/simulator/inbound', { rawBody: JSON.stringify({ ...body, to: '+14155550184' }), headers: hdr });
       expect(ok.status).toBe(200);
       const runId = ok.body.run_id as number;
@@ -418,7 +418,7 @@ describe('telephony API (API.md section 5)', () => {
       expect(again.body.run_id).toBe(runId);
       const status = (event: unknown, headers: Record<string, string> = hdr) =>
         svc.request('POST', `/telephony/simulator/status/${runId}`, { rawBody: JSON.stringify({ event, call_id: 'sim-in-fixed-1', duration_seconds: 3 }), headers });
-      expect((await status('completed', { 'content-type': 'application/json' })).status).toBe(403);
+      expect((await status('completed', { 'content-type': 'application/json', authorization: `Bearer ${a.token}` })).status).toBe(403);
       const ignored = await status('transferred');
       expect(ignored.status).toBe(200);
       expect(ignored.body).toEqual({ received: true, applied: false, ignored: expect.stringContaining('transferred') });
@@ -429,12 +429,48 @@ describe('telephony API (API.md section 5)', () => {
       const run = await waitForRun(a, w.id, runId, (x) => x.is_completed);
       expect(run).toMatchObject({ status: 'completed', disposition: 'completed', duration_seconds: 3 });
       // form-encoded callbacks parse too
-      const form = await svc.request('POST', `/telephony/simulator/status/${runId}`, { rawBody: 'event=busy&call_id=x', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-simulator-key': 'hook-key-12345' } });
+      const form = await svc.request('POST', `/telephony/simulator/status/${runId}`, { rawBody: 'event=busy&call_id=x', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-simulator-key': 'hook-key-12345' }, auth: a });
       expect(form.body).toEqual({ received: true, applied: false });
       expect((await svc.request('POST', '/telephony/nope/status/1', { rawBody: '{}', headers: hdr })).status).toBe(404);
       expect((await svc.request('POST', '/telephony/simulator/status/99999999', { rawBody: '{}', headers: hdr })).status).toBe(404);
       expect(svc.logs.join('\n')).toContain('status webhook ignored');
       expect(svc.logs.join('\n')).not.toContain('hook-key-12345');
+    });
+
+    it('takes the API credentials of the organization owning the configuration: none 401, another organization\'s 404 (no api_key set)', async () => {
+      const account = `acct-auth-${++seq}`;
+      const c = await createConfig(a, { account_id: account, ring_ms: 0, talk_ms: 600_000 });
+      const w = await createWorkflow(a);
+      await svc.post(`/organizations/telephony-configs/${c.id}/phone-numbers`, { address: '+14155550185', inbound_workflow_id: w.id }, a);
+      const call = { account_id: account, from: '+1555', to: '+14155550185', call_id: `sim-auth-${seq}` };
+      const anonymous = await svc.post('/telephony/simulator/inbound', call);
+      expect(anonymous).toMatchObject({ status: 401, body: { code: 'not_authenticated', detail: expect.any(String) } });
+      expect((await svc.post('/telephony/simulator/inbound', call, { token: 'forged' })).body.code).toBe('invalid_credentials');
+      const otherOrg = await svc.post('/telephony/simulator/inbound', call, b);
+      expect(otherOrg).toMatchObject({ status: 404, body: { code: 'phone_number_not_found' } });
+      // an API key of the owning organization works like its session token
+      const key = (await svc.post('/user/api-keys', { name: 'sim' }, a)).body.api_key as string;
+      const ok = await svc.post('/telephony/simulator/inbound', call, { apiKey: key });
+      expect(ok.status).toBe(200);
+      const runId = ok.body.run_id as number;
+      await waitForRun(a, w.id, runId, (x) => x.status === 'in_progress');
+
+      const post = (body: Record<string, unknown>, auth?: Auth | { apiKey: string }) => svc.post(`/telephony/simulator/status/${runId}`, body, auth);
+      const done = { event: 'completed', call_id: call.call_id, duration_seconds: 99_999_999 };
+      expect(await post(done)).toMatchObject({ status: 401, body: { code: 'not_authenticated' } });
+      expect(await post(done, b)).toMatchObject({ status: 404, body: { code: 'run_not_found' } });
+      // duration_seconds is 0..86400 (API.md 8): 422 on the field, nothing applied
+      for (const bad of [99_999_999, 86_401, -1, 'soon', '1e400', true]) {
+        const r = await post({ ...done, duration_seconds: bad }, a);
+        expect(r.status).toBe(422);
+        expect(r.body.detail[0]).toMatchObject({ loc: ['body', 'duration_seconds'] });
+      }
+      expect((await svc.get(`/workflow/${w.id}/runs/${runId}`, a)).body.status).toBe('in_progress');
+      // another call's event is not this run's, even from its own organization
+      expect((await post({ ...done, call_id: 'sim-someone-else', duration_seconds: 5 }, a)).body).toEqual({ received: true, applied: false });
+      expect((await post({ ...done, duration_seconds: 86_400 }, { apiKey: key })).body).toEqual({ received: true, applied: true });
+      const run = (await svc.get(`/workflow/${w.id}/runs/${runId}`, a)).body;
+      expect(run).toMatchObject({ status: 'completed', duration_seconds: 86_400, cost_info: expect.objectContaining({ call_duration_seconds: 86_400 }) });
     });
   });
 });

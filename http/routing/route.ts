@@ -14,6 +14,11 @@ export interface RouteContext<B = any, Q = any, P = any> {
   params: P;
   /** Present on every route whose `auth` is not `none`. */
   principal: Principal;
+  /**
+   * Authenticates the request's credentials now (the same step as `auth: 'any'`; throws `UnauthenticatedError`).
+   * For `auth: 'none'` routes that need credentials only in some cases (the simulator's webhooks).
+   */
+  authenticate(): Promise<Principal>;
   req: Request;
   res: Response;
   log: Logger;

@@ -13,6 +13,11 @@ export default defineProviderPlugin({
   manifest: simulatorManifest,
   deriveAccountId: (config) => simulatorConfig(config).accountId,
   create: (config, context) => new SimulatorProvider(simulatorConfig(config), context),
+  /**
+   * The simulator's webhooks are an API of ours, not a carrier's: anyone could post them, so they take the API
+   * credentials of the organization owning the configuration (API.md section 8).
+   */
+  webhookAuth: 'organization-credentials',
   /** The test endpoint `POST /api/v1/telephony/simulator/inbound {account_id, from, to, call_id?}`. */
   parseInboundCall(request: WebhookRequest) {
     const body = request?.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};

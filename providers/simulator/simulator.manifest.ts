@@ -24,7 +24,7 @@ export const simulatorManifest: ProviderManifest = {
       type: 'password',
       required: false,
       sensitive: true,
-      description: 'Optional. When set, webhooks posted to /telephony/simulator/... must carry it in X-Simulator-Key.',
+      description: 'Optional. Webhooks posted to /telephony/simulator/... always need the organization\'s API credentials; when this is set, they must also carry it in X-Simulator-Key.',
       placeholder: 'sim_...',
       constraints: { maxLength: 256 },
     },

@@ -1,6 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import {
+  MAX_CALL_DURATION_SECONDS,
   ProviderApiError,
+  ValidationError,
+  callDurationProblem,
   type NormalizedCallEvent,
   type PlaceCallRequest,
   type PlacedCall,
@@ -176,7 +179,9 @@ export class SimulatorProvider implements TelephonyProvider {
 
 /**
  * A simulator status callback: a JSON or form body `{event, call_id?, duration_seconds?}` where `event` is
- * one of `SIMULATOR_EVENTS`. Pure; never throws.
+ * one of `SIMULATOR_EVENTS`. Pure. The body is an API of ours (not a carrier's), so a `duration_seconds` that is
+ * not a duration (core's `callDurationProblem`: a number in 0..86,400) throws `ValidationError` (422 on the
+ * field) instead of being dropped; nothing else throws.
  */
 export function parseSimulatorStatus(request: WebhookRequest): NormalizedCallEvent {
   const body = request?.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
@@ -184,7 +189,7 @@ export function parseSimulatorStatus(request: WebhookRequest): NormalizedCallEve
   if (!event) return { kind: 'ignored', reason: 'no event in the callback' };
   const mapped = Object.prototype.hasOwnProperty.call(SIMULATOR_EVENTS, event) ? SIMULATOR_EVENTS[event] : undefined;
   if (!mapped) return { kind: 'ignored', reason: `unknown simulator event "${event.slice(0, 40)}"` };
-  const duration = Number(body.duration_seconds);
+  const duration = durationOf(body.duration_seconds);
   const callId = str(body.call_id);
   return {
     kind: 'status',
@@ -192,6 +197,15 @@ export function parseSimulatorStatus(request: WebhookRequest): NormalizedCallEve
     ...(callId ? { providerCallId: callId } : {}),
     status: mapped.status,
     ...(mapped.outcome ? { outcome: mapped.outcome } : {}),
-    ...(mapped.outcome && Number.isFinite(duration) && duration >= 0 ? { durationSeconds: duration } : {}),
+    ...(mapped.outcome && duration !== undefined ? { durationSeconds: duration } : {}),
   };
+}
+
+/** `duration_seconds` of a status body (JSON number or form string), validated; undefined when absent. */
+function durationOf(value: unknown): number | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const n = typeof value === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value;
+  const problem = callDurationProblem(n);
+  if (problem) throw new ValidationError([{ loc: ['body', 'duration_seconds'], msg: `Input should be a number of seconds from 0 to ${MAX_CALL_DURATION_SECONDS}: ${problem}`, type: 'value_error' }]);
+  return n as number;
 }
