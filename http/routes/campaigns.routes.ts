@@ -80,7 +80,11 @@ export function campaignRoutes(d: CampaignRouteDeps) {
         source_id: str({ minLength: 1, maxLength: 2048, description: 'the upload file_key (csv) or the sheet URL (google-sheet)' }),
         source_url: str({ minLength: 1, maxLength: 2048, description: 'alias of source_id' }),
         telephony_configuration_id: nullable(id({ description: 'default: the organization default outbound configuration' })), ...editable,
-      }, ['name', 'workflow_id', 'source_type'], { additionalProperties: false }),
+      }, ['name', 'workflow_id', 'source_type'], {
+        additionalProperties: false,
+        // source_id or its alias: checked with the other fields, so every missing field is reported at once
+        anyOf: [{ required: ['source_id'] }, { required: ['source_url'] }],
+      }),
       response: campaignSchema, errors: [400],
       handler: async ({ principal, body }) => {
         const sourceId = body.source_id ?? body.source_url;

@@ -36,14 +36,10 @@ export function compileValidator(schema: JsonSchema, where: Where): CompiledVali
 }
 
 function toIssues(validate: ValidateFunction, where: Where): ValidationIssue[] {
-  const errors = validate.errors ?? [];
-  // oneOf/anyOf produce one error per failed branch plus a summary; keep the most specific ones.
+  const errors = withoutLosingBranches(validate.errors ?? []);
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
   for (const e of errors) {
-    if ((e.keyword === 'anyOf' || e.keyword === 'oneOf') && errors.some((o) => o !== e && o.instancePath.startsWith(e.instancePath) && o.keyword !== e.keyword)) {
-      continue;
-    }
     const issue = toIssue(e, where);
     const k = JSON.stringify(issue);
     if (!seen.has(k)) {
@@ -52,6 +48,40 @@ function toIssues(validate: ValidateFunction, where: Where): ValidationIssue[] {
     }
   }
   return issues;
+}
+
+/**
+ * With `allErrors`, an `anyOf`/`oneOf` yields the errors of every branch plus a summary. A client wants the
+ * one thing to fix, as FastAPI reports it: the `null` branch of a nullable field is dropped ("Input should be
+ * a valid integer", not also "a valid null"); of the other failed branches the one whose errors reach deepest
+ * into the value (the closest match) is kept, the first on a tie (an either-or of required fields names the
+ * first); the summary goes when a branch's errors remain. Errors outside unions pass unchanged.
+ */
+function withoutLosingBranches(errors: ErrorObject[]): ErrorObject[] {
+  const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
+  if (unions.length === 0) return errors;
+  const dropped = new Set<ErrorObject>();
+  // innermost unions first, so an outer union weighs only what survived inside
+  for (const union of [...unions].sort((a, b) => b.schemaPath.length - a.schemaPath.length)) {
+    const prefix = `${union.schemaPath}/`;
+    const branches = new Map<number, ErrorObject[]>();
+    for (const e of errors) {
+      if (e === union || dropped.has(e) || !e.schemaPath.startsWith(prefix)) continue;
+      const branch = Number(e.schemaPath.slice(prefix.length).split('/')[0]);
+      if (!branches.has(branch)) branches.set(branch, []);
+      branches.get(branch)!.push(e);
+    }
+    if (branches.size === 0) continue;
+    const isNullBranch = (list: ErrorObject[]) =>
+      list.length === 1 && list[0]!.keyword === 'type' && list[0]!.params.type === 'null' && list[0]!.instancePath === union.instancePath;
+    const candidates = [...branches.entries()].filter(([, list]) => !isNullBranch(list));
+    const depth = (list: ErrorObject[]) => Math.max(...list.map((e) => e.instancePath.split('/').length + (e.keyword === 'required' ? 1 : 0)));
+    let keep = candidates[0];
+    for (const c of candidates) if (depth(c[1]) > depth(keep?.[1] ?? [])) keep = c;
+    for (const [branch, list] of branches) if (branch !== keep?.[0]) for (const e of list) dropped.add(e);
+    if (keep) dropped.add(union);
+  }
+  return errors.filter((e) => !dropped.has(e));
 }
 
 function pathSegments(instancePath: string): (string | number)[] {
