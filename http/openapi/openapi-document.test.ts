@@ -58,6 +58,16 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('declares no JSON Schema dialect Swagger UI would warn about (its default is the OAS 3.1 base dialect)', async () => {
+    const doc = (await svc.get('/openapi.json')).body;
+    // Swagger UI renders a warning when jsonSchemaDialect is set to anything but its own default dialect
+    const bundle = await (await fetch(`${svc.url}/docs/swagger-ui-bundle.js`)).text();
+    const uiDefault = /new JsonSchemaDialect\("([^"]+)"\)/.exec(bundle)?.[1];
+    expect(uiDefault).toBe('https://spec.openapis.org/oas/3.1/dialect/base');
+    expect(doc.jsonSchemaDialect ?? uiDefault).toBe(uiDefault);
+    expect(doc.openapi).toBe('3.1.0');
+  });
+
   it('serves Swagger UI at /docs', async () => {
     const r = await fetch(`${svc.url}/docs/`);
     expect(r.status).toBe(200);
