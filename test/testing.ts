@@ -6,6 +6,7 @@
 export * from './contracts/campaign.repository.contract.js';
 export * from './contracts/identity.repository.contract.js';
 export * from './contracts/job-repository.contract.js';
+export * from './contracts/language-model.contract.js';
 export * from './contracts/run.repository.contract.js';
 export * from './contracts/telephony-provider.contract.js';
 export * from './contracts/telephony.repository.contract.js';
@@ -14,6 +15,7 @@ export * from './contracts/workflow.repository.contract.js';
 export * from './fakes/ari/fake-ari-server.js';
 export * from './fakes/mongo/mongo-double.js';
 export * from './fakes/mongo/mongo-target.js';
+export * from './fakes/openai/fake-openai-server.js';
 export * from './fakes/plivo/fake-plivo-server.js';
 export * from './fakes/telnyx/fake-telnyx-server.js';
 export * from './fakes/twilio/fake-twilio-server.js';
