@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -142,6 +143,15 @@ describe('TwilioProvider (pure parts)', () => {
     expect(provider.verifyWebhook(webhook(body, { headers: { 'x-twilio-signature': computeTwilioSignature('other', url, body) } }))).toBe(false);
     expect(provider.verifyWebhook(webhook(body))).toBe(false);
     expect(provider.verifyWebhook(webhook(null as never, { headers: { 'x-twilio-signature': good } }))).toBe(false);
+  });
+
+  it('verifies a JSON webhook signed through bodySHA256: the URL signature and the raw body hash', () => {
+    const raw = JSON.stringify({ CallSid: 'CA1', CallStatus: 'completed' });
+    const url = `${PUBLIC}/api/v1/telephony/twilio/status/7?bodySHA256=${createHash('sha256').update(raw).digest('hex')}`;
+    const sig = computeTwilioSignature('tok-0123456789', url, {});
+    const json = (rawBody: string) => webhook(JSON.parse(rawBody), { publicUrl: url, rawBody: Buffer.from(rawBody), headers: { 'x-twilio-signature': sig, 'content-type': 'application/json' } });
+    expect(provider.verifyWebhook(json(raw))).toBe(true);
+    expect(provider.verifyWebhook(json(raw.replace('completed', 'busy')))).toBe(false);
   });
 
   it('parses the inbound voice webhook', () => {

@@ -21,7 +21,7 @@ import type {
   WebhookRequest,
 } from '../../core/ports/telephony-provider.port.js';
 import type { TwilioClient } from './twilio.client.js';
-import { verifyTwilioSignature, type TwilioParams } from './twilio-signature.js';
+import { verifyTwilioRequest, type TwilioParams } from './twilio-signature.js';
 import { twilioManifest } from './twilio.manifest.js';
 import { isMachineAnswer, mapTwilioStatus } from './twilio.status-map.js';
 import { TWIML_CONTENT_TYPE, connectStreamTwiml, hangupTwiml, politeHangupTwiml } from './twilio.twiml.js';
@@ -115,9 +115,10 @@ export class TwilioProvider implements TelephonyProvider {
   verifyWebhook(request: WebhookRequest): boolean {
     try {
       const signature = headerValue(request.headers, 'x-twilio-signature');
-      // Twilio signs the POST form fields; a GET webhook carries them in the URL, which is signed as is.
+      // Twilio signs the POST form fields; a GET webhook carries them in the URL, which is signed as is; a JSON
+      // body is signed through the URL's bodySHA256 (twilio-signature.ts)
       const params: TwilioParams = request.method.toUpperCase() === 'POST' ? formParams(request.body) : {};
-      return verifyTwilioSignature(this.options.authToken, request.publicUrl, params, signature);
+      return verifyTwilioRequest({ authToken: this.options.authToken, url: request.publicUrl, params, rawBody: request.rawBody, signature });
     } catch {
       return false;
     }
