@@ -81,6 +81,13 @@ describe('OpenAiClient (transport rules)', () => {
     expect(fake.requests).toHaveLength(1);
   });
 
+  it('closes the connection when the caller stops reading a stream', async () => {
+    fake.reply({ text: 'a b c d e f g h i j', eventDelayMs: 100 });
+    for await (const c of client().stream(body)) if (c.choices?.[0]?.delta?.content) break;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fake.requests[0]?.closedEarly).toBe(true);
+  });
+
   it('turns an error payload in the middle of a stream into ProviderApiError with its message', async () => {
     fake.reply({ text: 'one two three', streamError: { afterEvents: 2, message: 'The model is overloaded.', type: 'server_error' } });
     const err = await rejection(chunks(client()));

@@ -66,6 +66,8 @@ export interface RecordedOpenAiRequest {
   /** `body.stream === true`. */
   stream: boolean;
   status: number;
+  /** The client closed the connection before the whole answer was written. */
+  closedEarly: boolean;
 }
 
 type Scripted = { kind: 'reply'; reply: FakeChatReply } | { kind: 'failure'; failure: FakeChatFailure };
@@ -127,7 +129,11 @@ export class FakeOpenAiServer extends FakeHttpServer<RecordedOpenAiRequest> {
       body,
       stream: body?.stream === true,
       status: 0,
+      closedEarly: false,
     };
+    res.on('close', () => {
+      if (!res.writableFinished) entry.closedEarly = true;
+    });
     const reply = this.log(res, entry);
     if (entry.method !== 'POST' || path !== '/v1/chat/completions') {
       return reply(404, errorBody(`Invalid URL (${entry.method} ${path})`, 'invalid_request_error', null));
