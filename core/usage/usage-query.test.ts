@@ -73,23 +73,46 @@ describe('parseUsageQuery', () => {
     expect(parseUsageQuery({ filters: '' }).filter).toEqual({});
   });
 
-  it('ignores unknown attributes, mismatching types and ill-shaped values', () => {
+  it('ignores unknown attributes, mismatching types, non-object items and blank values', () => {
     expect(f([
       { attribute: 'nope', type: 'number', value: { value: 1 } },
       { attribute: 'runId', type: 'numberRange', value: { value: 1 } },
       { attribute: 'runId', value: { value: 1 } },
+      { attribute: 'callDirection', type: 'text', value: { value: 'inbound' } },
+      { attribute: 'calledNumber', type: 'text', value: { value: '' } },
+      { attribute: 'dispositionCode', type: 'multiSelect', value: { codes: [] } },
+      { attribute: 'duration', type: 'numberRange', value: {} },
+      { attribute: 'duration', type: 'numberRange', value: { min: null, max: null } },
+      null, 'x', 1, [], { type: 'number' },
+    ])).toEqual({ filter: {}, matchesNothing: false });
+  });
+
+  it('refuses a known attribute and type with an ill-shaped value: 422 on ["query","filters",<index>,"value"], all at once', () => {
+    const items = [
       { attribute: 'runId', type: 'number', value: 1 },
-      { attribute: 'runId', type: 'number', value: { value: '1' } },
+      { attribute: 'runId', type: 'number', value: { value: '5' } },
       { attribute: 'runId', type: 'number', value: [1] },
       { attribute: 'calledNumber', type: 'text', value: { value: 44 } },
       { attribute: 'dispositionCode', type: 'multiSelect', value: { codes: ['a', 1] } },
       { attribute: 'dispositionCode', type: 'multiSelect', value: { value: ['a'] } },
-      { attribute: 'duration', type: 'numberRange', value: {} },
       { attribute: 'duration', type: 'numberRange', value: { min: '1', max: 2 } },
+      { attribute: 'duration', type: 'numberRange', value: { min: 10, max: 5 } },
       { attribute: 'callDirection', type: 'radio', value: { value: 'INBOUND' } },
-      { attribute: 'callDirection', type: 'text', value: { value: 'inbound' } },
-      null, 'x', 1, [], { type: 'number' },
-    ])).toEqual({ filter: {}, matchesNothing: false });
+      { attribute: 'nope', type: 'number', value: 'ignored' },
+    ];
+    const err = (() => {
+      try {
+        f(items);
+      } catch (e) {
+        return e;
+      }
+      return null;
+    })();
+    expect(err).toBeInstanceOf(ValidationError);
+    const issues = (err as ValidationError).issues;
+    expect(issues.map((i) => i.loc)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8].map((i) => ['query', 'filters', i, 'value']));
+    expect(issues[1]).toEqual({ loc: ['query', 'filters', 1, 'value'], msg: 'Input should be a valid number ({"value": <number>})', type: 'float_type' });
+    expect(issues[7]!.msg).toBe('min should be less than or equal to max');
   });
 
   it('narrows when an attribute repeats and flags contradictions so the store is not asked', () => {
@@ -108,7 +131,7 @@ describe('parseUsageQuery', () => {
     expect(nothing([{ attribute: 'campaignId', type: 'number', value: { value: 1.5 } }])).toBe(true);
     expect(nothing([{ attribute: 'workflowId', type: 'number', value: { value: -2 } }])).toBe(true);
     expect(nothing([{ attribute: 'dispositionCode', type: 'multiSelect', value: { codes: ['a'] } }, { attribute: 'dispositionCode', type: 'multiSelect', value: { codes: ['b'] } }])).toBe(true);
-    expect(nothing([{ attribute: 'duration', type: 'numberRange', value: { min: 10, max: 5 } }])).toBe(true);
+    expect(nothing([{ attribute: 'duration', type: 'numberRange', value: { min: 10 } }, { attribute: 'duration', type: 'numberRange', value: { max: 5 } }])).toBe(true);
     expect(nothing([{ attribute: 'callDirection', type: 'radio', value: { value: 'inbound' } }, { attribute: 'callDirection', type: 'radio', value: { value: 'outbound' } }])).toBe(true);
     expect(parseUsageQuery({ start_date: '2026-03-02', end_date: '2026-03-01' }).matchesNothing).toBe(true);
   });

@@ -64,12 +64,21 @@ const ATTRIBUTE_TYPES: Record<string, string> = {
   dispositionCode: 'multiSelect', duration: 'numberRange', callDirection: 'radio',
 };
 
+/** The `value` each attribute takes, quoted in the 422 for a malformed one (API.md section 9). */
+const VALUE_SHAPES: Record<string, string> = {
+  runId: '{"value": <number>}', workflowId: '{"value": <number>}', campaignId: '{"value": <number>}',
+  callerNumber: '{"value": "<text>"}', calledNumber: '{"value": "<text>"}', dispositionCode: '{"codes": ["<code>", ...]}',
+  duration: '{"min": <seconds>|null, "max": <seconds>|null}', callDirection: '{"value": "inbound"|"outbound"}',
+};
+
 /**
  * Builds the store-neutral filter from the query, or throws `ValidationError` (422) for an unparseable date
  * (`["query","start_date"]`/`["query","end_date"]`) or a `filters` that is not JSON or not an array
- * (`["query","filters"]`). Filter items whose attribute is unknown, whose `type` is not the attribute's, or whose
- * value has the wrong shape are ignored (spec 4.9). So are an empty text and an empty code list (no constraint, as
- * in a filter form left blank). The same attribute twice narrows further (AND).
+ * (`["query","filters"]`). Filter items whose attribute is unknown or whose `type` is not the attribute's are
+ * ignored (spec 4.9); an item whose attribute and type are known but whose `value` has the wrong shape (`"5"` for a
+ * number, codes that are not a list of strings, `min` > `max`) is a 422 on `["query","filters",<index>,"value"]`,
+ * every such item reported at once (API.md section 9). An empty text, an empty code list and a range without
+ * bounds are no constraint (a filter form left blank). The same attribute twice narrows further (AND).
  */
 export function parseUsageQuery(input: UsageQueryInput): ParsedUsageQuery {
   const issues: ValidationIssue[] = [];
@@ -102,46 +111,56 @@ export function parseUsageQuery(input: UsageQueryInput): ParsedUsageQuery {
     if (filter[key] !== undefined && filter[key] !== v) matchesNothing = true;
     filter[key] = v;
   };
-  for (const raw of items) {
-    if (!isObject(raw) || typeof raw.attribute !== 'string' || !isObject(raw.value)) continue;
+  const bad = (index: number, msg: string, type: string) => issues.push({ loc: ['query', 'filters', index, 'value'], msg, type });
+  items.forEach((raw, index) => {
+    if (!isObject(raw) || typeof raw.attribute !== 'string') return;
     const item = raw as FilterItem;
-    if (ATTRIBUTE_TYPES[item.attribute] === undefined || ATTRIBUTE_TYPES[item.attribute] !== item.type) continue;
+    if (ATTRIBUTE_TYPES[item.attribute] === undefined || ATTRIBUTE_TYPES[item.attribute] !== item.type) return;
+    // a known attribute with its type: from here a malformed value is the client's mistake, not "no filter"
+    if (!isObject(item.value)) return bad(index, `Input should be a valid object (${VALUE_SHAPES[item.attribute]})`, 'dict_type');
     const v = item.value;
     switch (item.attribute) {
       case 'runId':
       case 'workflowId':
       case 'campaignId':
-        if (isNumber(v.value)) exact(item.attribute, v.value);
-        break;
+        if (!isNumber(v.value)) return bad(index, `Input should be a valid number (${VALUE_SHAPES[item.attribute]})`, 'float_type');
+        exact(item.attribute, v.value);
+        return;
       case 'callerNumber':
       case 'calledNumber': {
-        if (typeof v.value !== 'string' || v.value === '') break;
+        if (typeof v.value !== 'string') return bad(index, `Input should be a valid string (${VALUE_SHAPES[item.attribute]})`, 'string_type');
+        if (v.value === '') return;
         const key = item.attribute === 'callerNumber' ? 'callerNumberContains' : 'calledNumberContains';
         filter[key] = [...(filter[key] ?? []), v.value];
-        break;
+        return;
       }
       case 'dispositionCode': {
-        if (!Array.isArray(v.codes) || !v.codes.every((c) => typeof c === 'string') || v.codes.length === 0) break;
+        if (!Array.isArray(v.codes) || !v.codes.every((c) => typeof c === 'string')) {
+          return bad(index, `Input should be a valid list of strings (${VALUE_SHAPES[item.attribute]})`, 'list_type');
+        }
+        if (v.codes.length === 0) return;
         const codes = [...new Set(v.codes as string[])];
         filter.dispositions = filter.dispositions ? filter.dispositions.filter((c) => codes.includes(c)) : codes;
         if (filter.dispositions.length === 0) matchesNothing = true;
-        break;
+        return;
       }
       case 'duration': {
         const okBound = (b: unknown) => b === undefined || b === null || isNumber(b);
-        if (!okBound(v.min) || !okBound(v.max) || (!isNumber(v.min) && !isNumber(v.max))) break;
+        if (!okBound(v.min) || !okBound(v.max)) return bad(index, `min and max should be numbers or null (${VALUE_SHAPES[item.attribute]})`, 'float_type');
+        if (isNumber(v.min) && isNumber(v.max) && v.min > v.max) return bad(index, 'min should be less than or equal to max', 'value_error');
         if (isNumber(v.min)) filter.durationMin = Math.max(filter.durationMin ?? -Infinity, v.min);
         if (isNumber(v.max)) filter.durationMax = Math.min(filter.durationMax ?? Infinity, v.max);
-        break;
+        return;
       }
       case 'callDirection': {
-        if (v.value !== 'inbound' && v.value !== 'outbound') break;
+        if (v.value !== 'inbound' && v.value !== 'outbound') return bad(index, "Input should be 'inbound' or 'outbound'", 'literal_error');
         if (filter.mode !== undefined && filter.mode !== v.value) matchesNothing = true;
         filter.mode = v.value as RunMode;
-        break;
+        return;
       }
     }
-  }
+  });
+  if (issues.length > 0) throw new ValidationError(issues);
   if (filter.createdFrom && filter.createdTo && filter.createdFrom > filter.createdTo) matchesNothing = true;
   if (filter.durationMin !== undefined && filter.durationMax !== undefined && filter.durationMin > filter.durationMax) matchesNothing = true;
   for (const k of ['runId', 'workflowId', 'campaignId'] as const) {

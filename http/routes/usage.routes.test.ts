@@ -152,20 +152,30 @@ describe('usage API', () => {
       { attribute: 'workflowId', type: 'number', value: { value: wf.id } },
       { attribute: 'duration', type: 'numberRange', value: { min: 61, max: 200 } },
     ])).toEqual([runs[4]!.id, runs[1]!.id]);
-    // ignored: unknown attribute, wrong type, wrong value shape, empty text / code list, non-object items
+    // ignored: unknown attribute, wrong type, empty text / code list, non-object items
     expect(await get([
       { attribute: 'color', type: 'text', value: { value: 'blue' } },
       { attribute: 'runId', type: 'text', value: { value: runs[1]!.id } },
-      { attribute: 'campaignId', type: 'number', value: { value: '7' } },
-      { attribute: 'campaignId', type: 'number', value: 7 },
-      { attribute: 'duration', type: 'numberRange', value: { min: 'a' } },
-      { attribute: 'dispositionCode', type: 'multiSelect', value: { codes: 'busy' } },
       { attribute: 'dispositionCode', type: 'multiSelect', value: { codes: [] } },
       { attribute: 'callerNumber', type: 'text', value: { value: '' } },
-      { attribute: 'callDirection', type: 'radio', value: { value: 'sideways' } },
       { attribute: 'createdAt', type: 'dateRange', value: { from: '2026-03-01' } },
       'junk', 7, null,
     ])).toEqual(all);
+    // a known attribute and type with an ill-shaped value is the client's mistake: 422, never "everything"
+    for (const [bad, type] of [
+      [{ attribute: 'campaignId', type: 'number', value: { value: '7' } }, 'float_type'],
+      [{ attribute: 'campaignId', type: 'number', value: 7 }, 'dict_type'],
+      [{ attribute: 'duration', type: 'numberRange', value: { min: 'a' } }, 'float_type'],
+      [{ attribute: 'duration', type: 'numberRange', value: { min: 90, max: 60 } }, 'value_error'],
+      [{ attribute: 'dispositionCode', type: 'multiSelect', value: { codes: 'busy' } }, 'list_type'],
+      [{ attribute: 'callDirection', type: 'radio', value: { value: 'sideways' } }, 'literal_error'],
+    ] as const) {
+      for (const path of ['/organizations/usage/runs', '/organizations/usage/runs.csv']) {
+        const r = await svc.get(`${path}${q({ filters: [{ attribute: 'color', type: 'text', value: {} }, bad] })}`, a);
+        expect([path, r.status]).toEqual([path, 422]);
+        expect(r.body.detail).toEqual([{ loc: ['query', 'filters', 1, 'value'], msg: expect.any(String), type }]);
+      }
+    }
     // contradicting conditions match nothing
     expect(await get([
       { attribute: 'runId', type: 'number', value: { value: runs[1]!.id } },
