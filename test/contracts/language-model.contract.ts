@@ -117,6 +117,8 @@ export function runLanguageModelContract(label: string, setup: () => Promise<Lan
     });
 
     it('refuses to start when the signal is already aborted (stream and complete)', async () => {
+      h.answerText('Never said.');
+      h.answerJson({ never: true });
       const controller = new AbortController();
       controller.abort();
       await expect(collectLanguageModelEvents(h.model.stream({ model: 'test-model', messages: conversation, signal: controller.signal }))).rejects.toMatchObject({ name: 'AbortError' });
