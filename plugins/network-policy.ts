@@ -248,8 +248,6 @@ function isPrivateIPv4(ip: string): boolean {
     (a === 192 && b === 168) ||
     (a === 192 && b === 0) || // IETF protocol assignments, 192.0.0.0/24 (and 192.0.2.0/24 documentation)
     (a === 198 && (b === 18 || b === 19)) || // benchmarking
-    (a === 198 && b === 51) || // documentation 198.51.100.0/24
-    (a === 203 && b === 0) || // documentation 203.0.113.0/24
     a >= 224 // multicast, reserved, broadcast
   );
 }
@@ -264,7 +262,6 @@ function isPrivateIPv6(full: string): boolean {
     (first & 0xff00) === 0xff00 || // multicast
     full.startsWith('0064:ff9b:0001:') || // local-use NAT64 64:ff9b:1::/48
     full.startsWith('0100:0000:0000:0000:') || // discard 100::/64
-    full.startsWith('2001:0db8:') || // documentation
     full.startsWith('2001:0000:') || // Teredo (tunnels to an IPv4 address)
     full.split(':').slice(0, 5).every((x) => x === '0000') // any other ::/80 form
   );

@@ -67,6 +67,8 @@ export type {
   PolicyFetchInit,
   ResolvedAddress,
 } from './network-policy.js';
+export { markProviderFault, providerFaultOf, registerFaultClaimer } from './provider-faults.js';
+export type { FaultClaimer, ProviderFault } from './provider-faults.js';
 
 /** Field names the host owns inside `config`; a manifest may not declare them. */
 export const RESERVED_FIELD_NAMES = ['provider', 'from_numbers'] as const;

@@ -8,6 +8,19 @@
  * Nothing of ari-client leaks out: callers get plain objects (`AriChannelInfo`, `AriEvent`, `AriHealth`) and
  * `ProviderApiError('ari', ...)`.
  *
+ * Outbound network policy (SSRF, plugins/network-policy.ts): every HTTP request ari-client makes goes through
+ * `policyFetch` (swagger-client's HTTP layer is replaced: `AriTransport`), so each connection resolves and checks
+ * the host, is pinned to the checked address, may only go to the configured endpoint's origin (a `basePath` in
+ * the api-docs pointing elsewhere is refused) and never follows a redirect (a 3xx is a failed request: "ARI
+ * endpoint answered a redirect (302) to ...; redirects are not followed"). ari-client's reachability probe (the
+ * `request` package) is pinned to the preflight's checked addresses with redirects off; the event WebSocket is
+ * checked and pinned the same way.
+ *
+ * Containment: nothing a connection raises may end the process. ari-client's callbacks run inside our transport
+ * (a throw there fails the load), every connection attempt catches sync and async failures, api-docs loading has
+ * a deadline, and errors thrown from inside ari-client's own modules that still escape are claimed as ARI faults
+ * (plugins/provider-faults.ts): the loading connection fails with the message and the process guard survives.
+ *
  * Two ari-client quirks handled here:
  * - It reports HTTP errors as `Error(body)` with no status. The status is recovered from the request itself
  *   (see `AuthRouter`) and the body's `message` is parsed; `Channel with given unique ID already exists` (409)
@@ -19,6 +32,17 @@
 import { createRequire } from 'node:module';
 import WebSocket from 'ws';
 import { ProviderApiError } from '../../core/errors.js';
+import {
+  assertConnectable,
+  NetworkPolicyError,
+  pinnedLookup,
+  policyFetch,
+  registerFaultClaimer,
+  type HostResolver,
+  type NetworkPolicyOptions,
+  type ResolvedAddress,
+} from '../../plugins/sdk.js';
+import { ariPolicy } from './ari-endpoint-policy.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Public, SDK-free types
@@ -47,6 +71,17 @@ export interface AriClientOptions {
   pingIntervalMs?: number;
   /** Injectable randomness for jitter (tests). */
   random?: () => number;
+  /**
+   * Private-network addresses allowed (`CALLPLANE_ALLOW_PRIVATE_NETWORK`; the host passes its setting). Cloud
+   * metadata is refused either way. Default true, the setting's default.
+   */
+  allowPrivateNetwork?: boolean;
+  /** Name resolution for the policy checks (tests). */
+  resolve?: HostResolver;
+  /** Deadline for loading the api-docs through ari-client (ms). Default 30 000. */
+  loadTimeoutMs?: number;
+  /** The configuration this connection belongs to: named in faults the process guard logs. */
+  configurationId?: number;
 }
 
 export interface AriOriginateRequest {
@@ -125,10 +160,30 @@ export interface AriHealth {
 // ari-client / swagger-client surface we rely on (ari-client ships no types)
 // ---------------------------------------------------------------------------------------------------------
 
-type SwaggerObj = { url: string; headers: Record<string, string>; on?: { error?: (resp: { status?: number }) => unknown } };
+interface SwaggerResponse {
+  url: string;
+  method: string;
+  status: number;
+  statusText: string;
+  headers: Record<string, string>;
+  data: string;
+  obj?: unknown;
+}
+type SwaggerObj = {
+  url: string;
+  method?: string;
+  headers: Record<string, string>;
+  body?: unknown;
+  on?: { error?: (resp: SwaggerResponse) => unknown; response?: (resp: SwaggerResponse) => unknown };
+};
 type SwaggerAuth = { apply(obj: SwaggerObj, authorizations?: unknown): boolean };
 interface SwaggerClientModule {
   authorizations: { add(name: string, auth: SwaggerAuth): void };
+  SwaggerHttp: { prototype: { execute(obj: SwaggerObj): unknown } };
+}
+type RequestCtor = new (params: Record<string, unknown>) => unknown;
+interface RequestModule {
+  Request: RequestCtor;
 }
 type AriOperation = (params?: Record<string, unknown>) => PromiseLike<unknown>;
 interface AriSdkClient {
@@ -141,7 +196,10 @@ interface AriClientModule {
 const requireHere = createRequire(import.meta.url);
 const ariSdk = requireHere('ari-client') as AriClientModule;
 // The swagger-client instance ari-client itself uses (resolved from ari-client's location).
-const swaggerClient = createRequire(requireHere.resolve('ari-client'))('swagger-client') as SwaggerClientModule;
+const requireAriClient = createRequire(requireHere.resolve('ari-client'));
+const swaggerClient = requireAriClient('swagger-client') as SwaggerClientModule;
+// The `request` package ari-client probes the endpoint with (nothing else here uses it).
+const requestModule = requireAriClient('request') as RequestModule;
 
 interface Credentials {
   username: string;
@@ -186,6 +244,96 @@ const AuthRouter = {
 /** ari-client loads api-docs with process-wide credentials: load one configuration at a time. */
 let loadQueue: Promise<unknown> = Promise.resolve();
 
+interface CheckedEndpoint {
+  policy: NetworkPolicyOptions;
+  /** Addresses the last preflight checked (ari-client's probe is pinned to them). */
+  addresses?: ResolvedAddress[];
+}
+
+/**
+ * ari-client's HTTP, through the network policy. Installed once, process-wide (swagger-client and `request` are
+ * shared module instances): swagger-client's `SwaggerHttp.execute` becomes `policyFetch` to a registered ARI
+ * origin (anything else is refused without a request), answers come back in swagger's response shape, 3xx
+ * included as errors, and a throw from ari-client's callbacks fails the connection that is loading instead of
+ * escaping. The `request` probe is pinned and does not follow redirects.
+ */
+const AriTransport = {
+  endpoints: new Map<string, CheckedEndpoint>(),
+  /** The client whose api-docs are loading (loads are serialized by `loadQueue`). */
+  loading: undefined as AriClient | undefined,
+  installed: false,
+  install(): void {
+    if (AriTransport.installed) return;
+    AriTransport.installed = true;
+    swaggerClient.SwaggerHttp.prototype.execute = (obj: SwaggerObj) => {
+      void AriTransport.execute(obj);
+    };
+    const Original = requestModule.Request;
+    const Guarded = function GuardedRequest(params: Record<string, unknown>) {
+      return new Original(AriTransport.guardProbe(params));
+    } as unknown as RequestCtor;
+    Guarded.prototype = Original.prototype;
+    requestModule.Request = Guarded;
+  },
+  guardProbe(params: Record<string, unknown>): Record<string, unknown> {
+    const raw = params.uri ?? params.url;
+    const url = typeof raw === 'string' ? raw : raw instanceof URL ? raw.href : String((raw as { href?: unknown } | undefined)?.href ?? '');
+    const checked = AriTransport.endpoints.get(originOf(url));
+    if (!checked?.addresses) throw new ProviderApiError('ari', `refused: ${originOf(url) || 'the URL'} is not a checked ARI endpoint`);
+    return { ...params, followRedirect: false, followAllRedirects: false, lookup: pinnedLookup(checked.addresses) };
+  },
+  async execute(obj: SwaggerObj): Promise<void> {
+    const base = { url: obj.url, method: (obj.method ?? 'GET').toUpperCase(), headers: {} as Record<string, string>, data: '' };
+    let out: SwaggerResponse;
+    let ok = false;
+    const checked = AriTransport.endpoints.get(originOf(obj.url));
+    if (!checked) {
+      const message = `refused: ${originOf(obj.url) || obj.url} is not the configured ARI endpoint`;
+      out = { ...base, status: 0, statusText: message, data: JSON.stringify({ message }) };
+    } else {
+      try {
+        const res = await policyFetch(obj.url, {
+          method: base.method,
+          headers: obj.headers,
+          body: typeof obj.body === 'string' && obj.body !== '' ? obj.body : undefined,
+          signal: AbortSignal.timeout(15_000),
+        }, checked.policy);
+        const data = await res.text();
+        out = { ...base, status: res.status, statusText: res.statusText, headers: Object.fromEntries(res.headers), data };
+        if (/json/i.test(res.headers.get('content-type') ?? '')) {
+          try {
+            out.obj = data === '' ? {} : JSON.parse(data);
+          } catch {
+            // swagger-client parses `data` itself and fails the load
+          }
+        }
+        ok = res.status >= 200 && res.status < 300;
+      } catch (err) {
+        const message = describe(err);
+        const status = err instanceof NetworkPolicyError && err.redirect ? err.redirect.status : 0;
+        out = { ...base, status, statusText: message, data: JSON.stringify({ message }) };
+      }
+    }
+    try {
+      (ok ? obj.on?.response : obj.on?.error)?.(out);
+    } catch (err) {
+      // swagger-client throws from its own failure handlers (`fail` throws the message): the load failed
+      AriTransport.loading?.abortLoad(err);
+    }
+  },
+};
+
+/** Frames of ari-client and the packages it brings: an error thrown there belongs to an ARI connection. */
+const ARI_SDK_FRAME = /[\\/]node_modules[\\/](?:ari-client|swagger-client|shred|request)[\\/]/;
+
+registerFaultClaimer((err) => {
+  const stack = err instanceof Error ? err.stack ?? '' : '';
+  if (!ARI_SDK_FRAME.test(stack)) return undefined;
+  const client = AriTransport.loading;
+  client?.abortLoad(err);
+  return { provider: 'ari', ...(client?.configurationId !== undefined ? { configurationId: client.configurationId } : {}), message: `ari-client failed outside any handler: ${describe(err)}` };
+});
+
 function originOf(url: string): string {
   try {
     return new URL(url).origin;
@@ -204,6 +352,10 @@ export class AriClient {
   private readonly reconnect: Required<AriReconnectOptions>;
   private readonly pingIntervalMs: number;
   private readonly random: () => number;
+  private readonly policy: NetworkPolicyOptions;
+  private readonly loadTimeoutMs: number;
+  readonly configurationId?: number;
+  private rejectLoad?: (err: Error) => void;
 
   private api?: AriSdkClient;
   private apiLoading?: Promise<AriSdkClient>;
@@ -239,6 +391,14 @@ export class AriClient {
     };
     this.pingIntervalMs = opts.pingIntervalMs ?? 30_000;
     this.random = opts.random ?? Math.random;
+    this.policy = ariPolicy({ allowPrivateNetwork: opts.allowPrivateNetwork ?? true, resolve: opts.resolve });
+    this.loadTimeoutMs = opts.loadTimeoutMs ?? 30_000;
+    this.configurationId = opts.configurationId;
+  }
+
+  /** Fails the api-docs load in progress (an error ari-client raised outside any handler). No-op otherwise. */
+  abortLoad(err: unknown): void {
+    this.rejectLoad?.(err instanceof ProviderApiError ? err : new ProviderApiError('ari', `ari-client failed while loading the api-docs: ${describe(err)}`, true));
   }
 
   /**
@@ -384,12 +544,40 @@ export class AriClient {
     if (this.api) return Promise.resolve(this.api);
     if (this.apiLoading) return this.apiLoading;
     const load = loadQueue.then(async () => {
+      AriTransport.install();
       AuthRouter.byOrigin.set(this.origin, this.credentials);
       await this.preflight();
-      const pending = ariSdk.connect(this.origin, this.credentials.username, this.credentials.password);
-      // ari-client has just (synchronously) put its own credentials in the shared registry: route again.
-      AuthRouter.install();
-      return await pending;
+      if (this.closed) throw new ProviderApiError('ari', 'ARI client is closed');
+      return await new Promise<AriSdkClient>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          reject(new ProviderApiError('ari', `ARI api-docs did not load from ${this.origin} within ${Math.round(this.loadTimeoutMs / 1000)} s`, true));
+        }, this.loadTimeoutMs);
+        timer.unref();
+        const settle = () => {
+          clearTimeout(timer);
+          if (AriTransport.loading === this) AriTransport.loading = undefined;
+          this.rejectLoad = undefined;
+        };
+        this.rejectLoad = (err) => {
+          settle();
+          reject(err);
+        };
+        AriTransport.loading = this;
+        try {
+          const pending = ariSdk.connect(this.origin, this.credentials.username, this.credentials.password);
+          // ari-client has just (synchronously) put its own credentials in the shared registry: route again.
+          AuthRouter.install();
+          Promise.resolve(pending).then(
+            (api) => {
+              settle();
+              resolve(api);
+            },
+            (err: unknown) => this.rejectLoad?.(err instanceof Error ? err : new Error(describe(err))),
+          );
+        } catch (err) {
+          this.rejectLoad?.(err as Error);
+        }
+      });
     });
     loadQueue = load.catch(() => undefined);
     this.apiLoading = load.then(
@@ -411,21 +599,36 @@ export class AriClient {
    * password or a non-ARI server from other failures (and swagger-client throws from a callback on them).
    */
   private async preflight(): Promise<void> {
+    const url = `${this.origin}/ari/api-docs/resources.json`;
     let res: Response;
     try {
-      res = await fetch(`${this.origin}/ari/api-docs/resources.json`, {
+      const target = await assertConnectable(url, this.policy);
+      AriTransport.endpoints.set(this.origin, { policy: this.policy, addresses: target.addresses });
+      res = await policyFetch(url, {
         headers: { Authorization: basic(this.credentials), Accept: 'application/json' },
         signal: AbortSignal.timeout(10_000),
-      });
+      }, this.policy);
     } catch (err) {
+      // refused address, unresolvable host or a redirect: the message says which
+      if (err instanceof NetworkPolicyError) throw new ProviderApiError('ari', err.message, err.code !== 'refused_address');
       throw new ProviderApiError('ari', `Asterisk ARI is unreachable at ${this.origin}: ${describe(err)}`, true);
     }
-    await res.arrayBuffer().catch(() => undefined);
+    const text = await res.text().catch(() => '');
     if (res.status === 401 || res.status === 403) {
       throw new ProviderApiError('ari', 'Asterisk ARI rejected the username or password', false);
     }
     if (res.status !== 200) {
       throw new ProviderApiError('ari', `Asterisk ARI api-docs answered HTTP ${res.status} at ${this.origin}`, res.status >= 500);
+    }
+    let listing: { basePath?: unknown } | null;
+    try {
+      listing = JSON.parse(text) as { basePath?: unknown } | null;
+    } catch {
+      throw new ProviderApiError('ari', `Asterisk ARI api-docs at ${this.origin} are not JSON`, false);
+    }
+    const basePath = listing?.basePath;
+    if (typeof basePath === 'string' && /^[a-z][a-z0-9+.-]*:/i.test(basePath) && originOf(basePath) !== this.origin) {
+      throw new ProviderApiError('ari', `Asterisk ARI api-docs at ${this.origin} point at another host (basePath ${basePath}); refused`, false);
     }
   }
 
@@ -457,7 +660,16 @@ export class AriClient {
   // Managed event WebSocket
   // -------------------------------------------------------------------------------------------------------
 
+  /** One connection attempt; whatever it raises (sync or async) becomes a failed attempt, never an escape. */
   private async attempt(): Promise<void> {
+    try {
+      await this.attemptOnce();
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
+  private async attemptOnce(): Promise<void> {
     if (this.closed) return;
     this.retryTimer = undefined;
     this.setState({ nextRetryInMs: undefined });
@@ -471,7 +683,16 @@ export class AriClient {
     const wsUrl = new URL('/ari/events', this.origin.replace(/^http/, 'ws'));
     wsUrl.searchParams.set('app', this.opts.app);
     wsUrl.searchParams.set('api_key', `${this.credentials.username}:${this.credentials.password}`);
-    const ws = new WebSocket(wsUrl, { handshakeTimeout: 10_000 });
+    let lookup;
+    try {
+      ({ lookup } = await assertConnectable(wsUrl, { ...this.policy, protocols: ['ws:', 'wss:'] }));
+    } catch (err) {
+      this.failed(err instanceof NetworkPolicyError ? new ProviderApiError('ari', err.message, err.code !== 'refused_address') : err);
+      return;
+    }
+    if (this.closed) return;
+    // pinned to the checked address; ws passes `lookup` through to node's http(s)
+    const ws = new WebSocket(wsUrl, { handshakeTimeout: 10_000, followRedirects: false, lookup } as WebSocket.ClientOptions);
     this.ws = ws;
     let failedOnce = false;
     const fail = (err: unknown) => {
@@ -512,7 +733,13 @@ export class AriClient {
     ws.on('pong', () => {
       this.awaitingPong = false;
     });
-    ws.on('message', (data) => this.dispatch(data.toString()));
+    ws.on('message', (data) => {
+      try {
+        this.dispatch(data.toString());
+      } catch {
+        // an unreadable message is dropped; the socket stays
+      }
+    });
   }
 
   private startPing(ws: WebSocket, fail: (err: unknown) => void): void {

@@ -12,7 +12,7 @@ import { AriProvider, AriSession } from './ari.provider.js';
 
 export interface AriPluginOptions {
   /** Extra client settings (reconnect backoff, ping interval). */
-  client?: Pick<AriClientOptions, 'reconnect' | 'pingIntervalMs' | 'random'>;
+  client?: Pick<AriClientOptions, 'reconnect' | 'pingIntervalMs' | 'random' | 'resolve' | 'loadTimeoutMs'>;
   /** Builds the client; defaults to `AriClient`. */
   clientFactory?: AriClientFactory;
   /** How long `placeCall` waits for a starting WebSocket before originating anyway (ms). Default 3000. */
@@ -53,7 +53,15 @@ export function createAriPlugin(options: AriPluginOptions = {}): ProviderPlugin 
       const app = configString(config.app_name);
       const lease = connections.acquire({
         configurationId: config.configurationId,
-        client: { ...options.client, url: configString(config.ari_endpoint), username: app, password: typeof config.app_password === 'string' ? config.app_password : '', app },
+        client: {
+          ...options.client,
+          url: configString(config.ari_endpoint),
+          username: app,
+          password: typeof config.app_password === 'string' ? config.app_password : '',
+          app,
+          allowPrivateNetwork: context.allowPrivateNetwork,
+          configurationId: config.configurationId,
+        },
       });
       const providerConfig = {
         configurationId: config.configurationId,
