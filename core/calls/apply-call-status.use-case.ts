@@ -29,7 +29,8 @@ const outcomeOf = (event: NormalizedCallEvent & { kind: 'status' }): CallOutcome
  * `canceled`).
  *
  * Another call's event is never applied (`provider_call_id_mismatch`, logged): an event naming a provider call id
- * other than the one the run recorded, or one already recorded by another run of the provider (a correctly
+ * other than the one the run recorded (nor naming it among its `callIds`), or one already recorded by another
+ * run of the provider (a correctly
  * signed callback of run A posted to run B's status URL). A run with no recorded id records the first one an
  * event carries; a recorded id is never overwritten (`isAnotherCall`, enforced again atomically by the
  * repository). This holds for every carrier because every status reaches this use case.
@@ -57,12 +58,14 @@ export class ApplyCallStatus {
       this.log.info({ provider, run_id: runId ?? event.runId ?? null, provider_call_id: event.providerCallId ?? null, status: event.status }, 'call status for an unknown run ignored');
       return { applied: false, reason: 'run_not_found', run: null };
     }
-    if (isAnotherCall(run, event.providerCallId)) return this.anotherCall(provider, run, event.providerCallId!);
+    if (isAnotherCall(run, event.providerCallId, event.callIds)) return this.anotherCall(provider, run, event.providerCallId!);
     const final = isFinalRunStatus(event.status);
     const outcome = final ? outcomeOf(event) : null;
     // providers map their own final states; the run's final status follows from the outcome, one rule for all
     const update: RunStatusUpdate = { status: final && outcome ? finalRunStatusFor(outcome) : event.status, at: event.at ?? this.clock.now() };
-    if (event.providerCallId) update.providerCallId = event.providerCallId;
+    // the recorded id stays (the event may have matched it through `callIds`); a run without one records the event's
+    const providerCallId = run.providerCallId ?? event.providerCallId;
+    if (providerCallId) update.providerCallId = providerCallId;
     if (final && outcome) {
       const agentSet = run.gatheredContext.mapped_call_disposition;
       const disposition = outcome === 'completed' ? (typeof agentSet === 'string' && agentSet ? agentSet : 'completed') : outcome;
@@ -93,7 +96,7 @@ export class ApplyCallStatus {
       if (e instanceof ConflictError && e.code === 'provider_call_id_taken') return this.anotherCall(provider, run, event.providerCallId!);
       throw e;
     }
-    if (!result.applied && result.run && isAnotherCall(result.run, event.providerCallId)) return this.anotherCall(provider, result.run, event.providerCallId!);
+    if (!result.applied && result.run && isAnotherCall(result.run, event.providerCallId, event.callIds)) return this.anotherCall(provider, result.run, event.providerCallId!);
     if (!result.applied || !result.run) return { applied: false, reason: result.run ? 'stale_or_duplicate' : 'run_not_found', run: result.run };
     if (final && outcome) {
       for (const l of this.listeners.all()) {

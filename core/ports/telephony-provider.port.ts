@@ -41,7 +41,14 @@ export type NormalizedCallEvent =
       kind: 'status';
       /** Our run id when the event carries it (our callback URL), else found through providerCallId. */
       runId?: number;
+      /** The provider's id of the call; recorded on a run that has none, and must match the one it has. */
       providerCallId?: string;
+      /**
+       * Other ids the provider knows this event's call under, when one run spans several (Vonage: the
+       * `conversation_uuid` an inbound call and its media leg share; Plivo: the `RequestUUID` placing returned).
+       * A run whose recorded provider call id is one of them matches too; they are never recorded.
+       */
+      callIds?: string[];
       status: RunStatus;
       /** Present on final statuses. */
       outcome?: CallOutcome;
@@ -166,7 +173,6 @@ export interface ProviderPlugin {
    * inbound calls); the host then creates one per stored configuration at start and replaces it on change.
    */
   persistentConnection?: boolean;
-}
   /**
    * Who may post this provider's webhooks (`/telephony/<id>/inbound`, `/telephony/<id>/status/<run_id>`).
    * `'signature'` (absent): the carrier, proven by `verifyWebhook`; no API credentials. `'organization-credentials'`:
@@ -175,6 +181,7 @@ export interface ProviderPlugin {
    * (`phone_number_not_found` / `run_not_found`). `verifyWebhook` still runs after that.
    */
   webhookAuth?: WebhookAuth;
+}
 
 /** See `ProviderPlugin.webhookAuth`. */
 export type WebhookAuth = 'signature' | 'organization-credentials';

@@ -65,11 +65,12 @@ export function planRunStatusUpdate(run: Run, update: RunStatusUpdate): Run | nu
 }
 
 /**
- * True when `providerCallId` names a call other than the one `run` recorded. A run with no recorded id, or an
- * event that names none, is not another call's (the first id an event carries is recorded). Pure.
+ * True when `providerCallId` names a call other than the one `run` recorded, and none of `callIds` (other ids
+ * of the same call, see `NormalizedCallEvent.callIds`) is the recorded one either. A run with no recorded id,
+ * or an event that names none, is not another call's (the first id an event carries is recorded). Pure.
  */
-export function isAnotherCall(run: Pick<Run, 'providerCallId'>, providerCallId: string | null | undefined): boolean {
-  return !!providerCallId && !!run.providerCallId && run.providerCallId !== providerCallId;
+export function isAnotherCall(run: Pick<Run, 'providerCallId'>, providerCallId: string | null | undefined, callIds: readonly string[] = []): boolean {
+  return !!providerCallId && !!run.providerCallId && run.providerCallId !== providerCallId && !callIds.includes(run.providerCallId);
 }
 
 function hasNewDetails(before: Run, after: Run): boolean {

@@ -16,6 +16,11 @@ import { ProviderInstances } from '../../core/telephony/provider-instances.js';
 import { DeleteTelephonyConfiguration, TelephonyConfigurationReader } from '../../core/telephony/telephony-configurations.use-case.js';
 import { exampleWorkflowDefinition } from '../../core/workflows/example-definition.js';
 import { startTestService, type TestService } from '../../test/support/test-service.js';
+import type { ProviderPlugin, WebhookRequest } from '../../core/ports/telephony-provider.port.js';
+import { silentLogger as quiet } from '../../core/ports/logger.port.js';
+import plivo from '../../providers/plivo/index.js';
+import twilio from '../../providers/twilio/index.js';
+import vonage from '../../providers/vonage/index.js';
 
 describe('call status path (ApplyCallStatus) and provider instances', () => {
   let svc: TestService;
@@ -109,6 +114,58 @@ describe('call status path (ApplyCallStatus) and provider instances', () => {
     await svc.post(`/organizations/telephony-configs/${configId}/set-default-outbound`, undefined, { token });
     const c3 = (await svc.container.get<TelephonyConfigurationRepository>(TelephonyConfigurationRepository).get(orgId, configId))!;
     expect(svc.container.get(ProviderInstances).forConfiguration(c3)).toBe(replaced);
+  });
+
+  it('never applies another call\'s event: a call id other than the recorded one, or one another run recorded; a run without one records it', async () => {
+    const a = await newRun({ providerCallId: 'CA-run-a' });
+    const b = await newRun({ providerCallId: 'CA-run-b' });
+    const mismatch = await apply().execute('simulator', { kind: 'status', providerCallId: 'CA-run-a', status: 'completed', outcome: 'completed', durationSeconds: 9 }, b.id);
+    expect(mismatch).toMatchObject({ applied: false, reason: 'provider_call_id_mismatch' });
+    expect(await get(b.id)).toMatchObject({ status: 'queued', providerCallId: 'CA-run-b' });
+    expect(svc.logs.join('\n')).toContain('call status of another call ignored');
+    // a run with no recorded id yet does not take an id another run recorded (the repository's conflict)
+    const c = await newRun({ providerCallId: null });
+    expect(await apply().execute('simulator', { kind: 'status', providerCallId: 'CA-run-a', status: 'ringing' }, c.id)).toMatchObject({ applied: false, reason: 'provider_call_id_mismatch' });
+    // it records the first id of its own, and then never changes it
+    expect(await apply().execute('simulator', { kind: 'status', providerCallId: 'CA-run-c', status: 'ringing' }, c.id)).toMatchObject({ applied: true });
+    expect(await apply().execute('simulator', { kind: 'status', providerCallId: 'CA-other', status: 'in_progress' }, c.id)).toMatchObject({ applied: false, reason: 'provider_call_id_mismatch' });
+    expect(await get(c.id)).toMatchObject({ status: 'ringing', providerCallId: 'CA-run-c' });
+    // an event naming the recorded id among its other ids (a leg of the same conversation) is the run's
+    expect(await apply().execute('simulator', { kind: 'status', providerCallId: 'leg-2', callIds: ['CA-run-c'], status: 'in_progress' }, c.id)).toMatchObject({ applied: true });
+    expect(await get(c.id)).toMatchObject({ status: 'in_progress', providerCallId: 'CA-run-c' });
+    // and an event naming no id at all is applied by run id (the simulator's own timers, reconcilers)
+    expect(await apply().execute('simulator', { kind: 'status', status: 'completed', outcome: 'completed' }, a.id)).toMatchObject({ applied: true });
+  });
+
+  it('drops a duration outside 0..86,400 s from every carrier\'s final callback: the status applies, the duration and charge do not, the reason is logged', async () => {
+    const ctx = { publicUrl: 'https://cp.example.test', reportStatus: async () => undefined, reportInbound: async () => ({ refused: 'x' }), allowPrivateNetwork: false, log: quiet };
+    const carriers: Array<[string, ProviderPlugin, Record<string, unknown>, (id: string) => Record<string, unknown>]> = [
+      ['twilio', twilio, { account_sid: `AC${'0'.repeat(32)}`, auth_token: 'tok' }, (id) => ({ AccountSid: `AC${'0'.repeat(32)}`, CallSid: id, CallStatus: 'completed', CallDuration: '99999999' })],
+      ['plivo', plivo, { auth_id: 'MAXXXXXXXXXXXXXXXXXX', auth_token: 'tok' }, (id) => ({ CallUUID: id, CallStatus: 'completed', Duration: '99999999', HangupCause: 'NORMAL_CLEARING' })],
+      ['vonage', vonage, { application_id: 'app', api_key: 'key', api_secret: 'secret', private_key: 'none', signature_secret: 'sig' }, (id) => ({ uuid: id, status: 'completed', duration: '99999999' })],
+    ];
+    for (const [provider, plugin, config, body] of carriers) {
+      const run = await newRun({ provider, providerCallId: `${provider}-long-1` });
+      const instance = plugin.create({ ...config, configurationId: configId, organizationId: orgId }, ctx);
+      const request: WebhookRequest = { publicUrl: `https://cp.example.test/api/v1/telephony/${provider}/status/${run.id}`, method: 'POST', headers: {}, body: body(`${provider}-long-1`), query: {}, runId: run.id };
+      const event = instance.parseStatusCallback(request);
+      expect(event).toMatchObject({ kind: 'status', status: 'completed', durationSeconds: 99_999_999 });
+      expect(await apply().execute(provider, event, run.id)).toMatchObject({ applied: true, outcome: 'completed' });
+      const stored = (await get(run.id))!;
+      expect(stored).toMatchObject({ status: 'completed', disposition: 'completed' });
+      expect(stored.durationSeconds ?? 0).toBe(0);
+      expect(stored.costInfo.charge_usd ?? 0).toBe(0);
+      await instance.close();
+    }
+    // ARI (and any event-driven source) reports through the same path: a call "lasting" past a day is dropped too
+    const ari = await newRun({ provider: 'ari', providerCallId: 'chan-long' });
+    expect(await apply().execute('ari', { kind: 'status', providerCallId: 'chan-long', status: 'completed', outcome: 'completed', durationSeconds: 86_401 }, ari.id)).toMatchObject({ applied: true });
+    expect((await get(ari.id))!.durationSeconds ?? 0).toBe(0);
+    // the bound itself is kept
+    const day = await newRun({ providerCallId: 'sim-day' });
+    await apply().execute('simulator', { kind: 'status', providerCallId: 'sim-day', status: 'completed', outcome: 'completed', durationSeconds: 86_400 }, day.id);
+    expect(await get(day.id)).toMatchObject({ durationSeconds: 86_400 });
+    expect(svc.logs.filter((l) => l.includes('call duration ignored')).length).toBeGreaterThanOrEqual(4);
   });
 
   it('refuses to delete a configuration a live campaign uses (409 telephony_configuration_in_use)', async () => {

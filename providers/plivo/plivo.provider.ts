@@ -178,7 +178,8 @@ export class PlivoProvider implements TelephonyProvider {
       const requestUuid = lastParam(body.RequestUUID) ?? lastParam(body.ALegRequestUUID);
       if (callUuid && requestUuid) this.remember(requestUuid, callUuid);
       const runId = typeof request.runId === 'number' ? request.runId : undefined;
-      const common = dropUndefined({ kind: 'status' as const, runId, providerCallId: callUuid });
+      // placing returned the request id: a run that recorded it matches the call's own CallUUID through callIds
+      const common = dropUndefined({ kind: 'status' as const, runId, providerCallId: callUuid, callIds: requestUuid ? [requestUuid] : undefined });
 
       const machine = isPlivoMachine(lastParam(body.Machine));
       const callStatus = lastParam(body.CallStatus);

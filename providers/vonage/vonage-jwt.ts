@@ -59,9 +59,18 @@ export function vonagePayloadHash(body: Buffer | string): string {
 export const VONAGE_JWT_LEEWAY_SECONDS = 300;
 
 /**
+ * The replay window of a signed webhook (seconds): its `iat` must be at most this old and at most this far in
+ * the future. Vonage signs each delivery when it sends it; an older token is a captured one replayed
+ * (docs/security.md, "Carrier webhooks: signatures and replay").
+ */
+export const VONAGE_JWT_MAX_AGE_SECONDS = 300;
+
+/**
  * True when a signed webhook's `Authorization` header is Vonage's: an HS256 JWT under `signatureSecret`, for
- * this `apiKey` (and application, when the claim is present), not expired (with leeway), and — when the
- * request has a body — whose `payload_hash` is the SHA-256 of the exact body bytes. Never throws.
+ * this `apiKey` (and application, when the claim is present), issued (`iat`, required) within
+ * `VONAGE_JWT_MAX_AGE_SECONDS` of now either way whatever its `exp` says, not expired or not-yet-valid (with
+ * leeway), and — when the request has a body — whose `payload_hash` is the SHA-256 of the exact body bytes.
+ * Never throws.
  */
 export function verifyVonageWebhook(input: {
   authorization: string | undefined;
@@ -80,7 +89,9 @@ export function verifyVonageWebhook(input: {
     const leeway = VONAGE_JWT_LEEWAY_SECONDS;
     if (typeof claims.exp === 'number' && claims.exp + leeway < input.nowSeconds) return false;
     if (typeof claims.nbf === 'number' && claims.nbf - leeway > input.nowSeconds) return false;
-    if (typeof claims.iat === 'number' && claims.iat - leeway > input.nowSeconds) return false;
+    // a token without iat cannot be dated, so it could be replayed forever: refused
+    if (typeof claims.iat !== 'number' || !Number.isFinite(claims.iat)) return false;
+    if (Math.abs(input.nowSeconds - claims.iat) > VONAGE_JWT_MAX_AGE_SECONDS) return false;
     if (input.rawBody && input.rawBody.length > 0) {
       if (typeof claims.payload_hash !== 'string') return false;
       const expected = Buffer.from(vonagePayloadHash(input.rawBody), 'utf8');

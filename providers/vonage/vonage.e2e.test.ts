@@ -116,10 +116,13 @@ describe('Vonage through the running service', () => {
     const runId = Number(/media\/(\d+)/.exec(ncco[0]!.endpoint[0]!.uri)?.[1]);
     expect(ncco[0]?.eventUrl).toEqual([`${PUBLIC}/api/v1/telephony/vonage/status/${runId}`]);
     expect(await runOf(runId)).toMatchObject({ status: 'queued', initial_context: { caller_number: '+15559876543', called_number: BOUND } });
-    // The connected leg's events move the inbound run.
-    await vonagePost(`/telephony/vonage/status/${runId}`, { ...event('c0c0c0c0-0000-4000-8000-000000000001', 'answered'), direction: 'outbound' });
+    // The connected leg's events (a uuid of their own, the inbound call's conversation) move the inbound run.
+    const leg = (status: string, extra: Record<string, unknown> = {}) => event('c0c0c0c0-0000-4000-8000-000000000001', status, { conversation_uuid: answer.conversation_uuid, ...extra });
+    // a leg of another conversation is another call's: not applied
+    expect((await vonagePost(`/telephony/vonage/status/${runId}`, event('d0d0d0d0-0000-4000-8000-000000000001', 'answered'))).body).toEqual({ received: true, applied: false });
+    await vonagePost(`/telephony/vonage/status/${runId}`, { ...leg('answered'), direction: 'outbound' });
     expect((await runOf(runId)).status).toBe('in_progress');
-    await vonagePost(`/telephony/vonage/status/${runId}`, event('c0c0c0c0-0000-4000-8000-000000000001', 'completed', { duration: '61' }));
+    await vonagePost(`/telephony/vonage/status/${runId}`, leg('completed', { duration: '61' }));
     expect(await runOf(runId)).toMatchObject({ status: 'completed', disposition: 'completed', duration_seconds: 61 });
 
     const refused = await vonagePost('/telephony/vonage/inbound', { ...answer, uuid: 'b0b0b0b0-0000-4000-8000-000000000002', to: '15550002222' });
@@ -127,5 +130,37 @@ describe('Vonage through the running service', () => {
     expect(refused.body).toEqual([{ action: 'talk', text: expect.stringMatching(/^Sorry/) }]);
     const forged = await vonagePost('/telephony/vonage/inbound', { ...answer, uuid: 'b0b0b0b0-0000-4000-8000-000000000003' }, fake.signWebhook({ ...answer, uuid: 'b0b0b0b0-0000-4000-8000-000000000003' }, { secret: 'forged' }));
     expect(forged.status).toBe(403);
+  });
+  it('a correctly signed event of run A posted to run B\'s status URL is not applied to B; a replayed year-old signature is refused (403)', async () => {
+    const a = await placeOutbound('+15557654331', false);
+    const b = await placeOutbound('+15557654332', false);
+    expect((await vonagePost(`/telephony/vonage/status/${a.run.id}`, event(a.uuid, 'answered'))).body).toEqual({ received: true, applied: true });
+    expect((await vonagePost(`/telephony/vonage/status/${b.run.id}`, event(b.uuid, 'ringing'))).body).toEqual({ received: true, applied: true });
+    const aDone = fake.signWebhook(event(a.uuid, 'completed', { duration: '30' }));
+    expect((await vonagePost(`/telephony/vonage/status/${b.run.id}`, null, aDone)).body).toEqual({ received: true, applied: false });
+    expect(await runOf(b.run.id)).toMatchObject({ status: 'ringing' });
+    // a run with no recorded call id yet does not take another run's either
+    const c = await placeOutbound('+15557654333', false);
+    expect((await vonagePost(`/telephony/vonage/status/${c.run.id}`, null, aDone)).body).toEqual({ received: true, applied: false });
+    expect(await runOf(c.run.id)).toMatchObject({ status: 'queued' });
+    // the same signed body on its own run applies
+    expect((await vonagePost(`/telephony/vonage/status/${a.run.id}`, null, aDone)).body).toEqual({ received: true, applied: true });
+
+    const yearOld = Math.floor(Date.now() / 1000) - 365 * 86_400;
+    const replayed = fake.signWebhook(event(b.uuid, 'completed', { duration: '5' }), { claims: { iat: yearOld } });
+    expect((await vonagePost(`/telephony/vonage/status/${b.run.id}`, null, replayed)).status).toBe(403);
+    const undated = fake.signWebhook(event(b.uuid, 'completed', { duration: '5' }), { claims: { iat: undefined } });
+    expect((await vonagePost(`/telephony/vonage/status/${b.run.id}`, null, undated)).status).toBe(403);
+  });
+
+  it('drops a duration beyond a day from a signed event, applies the status, and logs why', async () => {
+    const { run, uuid } = await placeOutbound('+15557654334', false);
+    const done = await vonagePost(`/telephony/vonage/status/${run.id}`, event(uuid, 'completed', { duration: '99999999' }));
+    expect(done.body).toEqual({ received: true, applied: true });
+    const r = await runOf(run.id);
+    expect(r).toMatchObject({ status: 'completed', disposition: 'completed' });
+    expect(r.duration_seconds ?? 0).toBe(0);
+    expect(r.cost_info.charge_usd ?? 0).toBe(0);
+    expect(svc.logs.join('\n')).toContain('call duration ignored');
   });
 });

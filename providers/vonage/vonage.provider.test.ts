@@ -114,6 +114,24 @@ describe('Vonage JWTs', () => {
     expect(check(`Bearer ${none}`)).toBe(false);
     for (const bad of [undefined, '', 'Bearer', 'Basic abc', 'Bearer a.b', 'Bearer x.y.z']) expect(check(bad)).toBe(false);
   });
+
+  it('refuses a webhook JWT older than 5 minutes, from more than 5 minutes ahead, or without iat, whatever its exp says', () => {
+    const secret = 'sig-secret-0123456789';
+    const body = Buffer.from(JSON.stringify(fixture('status-completed')));
+    const now = 1_715_076_000;
+    const claims = { jti: randomUUID(), iss: 'Vonage', api_key: 'a1b2c3d4', application_id: APP, payload_hash: createHash('sha256').update(body).digest('hex') };
+    const at = (c: Record<string, unknown>, nowSeconds = now) =>
+      verifyVonageWebhook({ authorization: `Bearer ${webhookJwt(secret, c)}`, signatureSecret: secret, apiKey: 'a1b2c3d4', applicationId: APP, rawBody: body, nowSeconds });
+    // the replay the attack sweep found: a year-old token without exp
+    expect(at({ ...claims, iat: now - 365 * 86_400 })).toBe(false);
+    expect(at({ ...claims, iat: now - 365 * 86_400, exp: now + 3600 })).toBe(false);
+    expect(at(claims)).toBe(false);
+    expect(at({ ...claims, iat: String(now) })).toBe(false);
+    expect(at({ ...claims, iat: now - 300 })).toBe(true);
+    expect(at({ ...claims, iat: now - 301 })).toBe(false);
+    expect(at({ ...claims, iat: now + 300 })).toBe(true);
+    expect(at({ ...claims, iat: now + 301 })).toBe(false);
+  });
 });
 
 describe('VonageProvider (pure parts)', () => {
@@ -123,7 +141,7 @@ describe('VonageProvider (pure parts)', () => {
 
   it('normalizes recorded events with their time and duration', () => {
     expect(provider.parseStatusCallback(webhook(fixture('status-completed')))).toEqual({
-      kind: 'status', runId: 7, providerCallId: '63f61863-4a51-4f6b-86e1-46edebcf9356', status: 'completed', outcome: 'completed', durationSeconds: 42, at: new Date('2024-05-07T10:00:05.000Z'),
+      kind: 'status', runId: 7, providerCallId: '63f61863-4a51-4f6b-86e1-46edebcf9356', callIds: ['CON-f972836a-550f-45fa-956c-12a2ab5b7d22'], status: 'completed', outcome: 'completed', durationSeconds: 42, at: new Date('2024-05-07T10:00:05.000Z'),
     });
     expect(provider.parseStatusCallback(webhook({ ...fixture('status-completed'), duration: 42 }))).toMatchObject({ durationSeconds: 42 });
     expect(provider.parseStatusCallback(webhook(fixture('status-answered')))).not.toHaveProperty('durationSeconds');
@@ -135,6 +153,9 @@ describe('VonageProvider (pure parts)', () => {
     const token = webhookJwt('whatever', { api_key: 'f00dcafe' });
     expect(provider.parseInboundCall(webhook(body, { headers: { authorization: `Bearer ${token}` } }))).toMatchObject({ to: '+15550001111', from: '+15559876543', accountId: 'f00dcafe' });
     expect(provider.parseInboundCall(webhook(body))).toMatchObject({ accountId: null });
+    // the run's call id is the conversation the media leg's events share (its uuid when there is none)
+    expect(provider.parseInboundCall(webhook(body))).toMatchObject({ providerCallId: (body as { conversation_uuid: string }).conversation_uuid });
+    expect(provider.parseInboundCall(webhook({ ...(body as object), conversation_uuid: undefined }))).toMatchObject({ providerCallId: (body as { uuid: string }).uuid });
     expect(provider.parseInboundCall(webhook({ ...body, to: 'sip:agent@example.com' }))).toMatchObject({ to: 'sip:agent@example.com' });
     expect(provider.parseInboundCall(webhook({ to: '15550001111' }))).toEqual({ ignored: 'no uuid in the answer webhook' });
   });

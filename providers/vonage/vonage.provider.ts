@@ -155,6 +155,8 @@ export class VonageProvider implements TelephonyProvider {
         kind: 'status' as const,
         runId: request.runId,
         providerCallId: trimmedString(body.uuid),
+        // the conversation both legs of one run share (an inbound call and its media leg): see parseVonageInboundCall
+        callIds: trimmedString(body.conversation_uuid) ? [trimmedString(body.conversation_uuid)!] : undefined,
         status: mapped.status,
         outcome: mapped.outcome,
         durationSeconds: mapped.outcome && duration && /^\d+$/.test(duration) ? Number(duration) : undefined,
@@ -185,7 +187,9 @@ export class VonageProvider implements TelephonyProvider {
  * Vonage's answer webhook (POST JSON `{to, from, uuid, conversation_uuid}`) as an inbound call. Vonage writes
  * numbers as E.164 digits without '+', which are given back with it. The account is the `api_key` claim of
  * the webhook's JWT (read here for routing only; the configuration found then verifies the signature).
- * Events posted to the same URL (they carry a `status`) are ignored. Pure; never throws.
+ * Events posted to the same URL (they carry a `status`) are ignored. The run's provider call id is the call's
+ * `conversation_uuid` (its `uuid` when absent): the events that move an inbound run come from the media leg our
+ * NCCO connects, which has a `uuid` of its own but the same conversation. Pure; never throws.
  */
 export function parseVonageInboundCall(request: WebhookRequest): InboundCall | { ignored: string } {
   try {
@@ -197,7 +201,8 @@ export function parseVonageInboundCall(request: WebhookRequest): InboundCall | {
     if (!to) return { ignored: 'no "to" in the answer webhook' };
     const token = /^Bearer\s+(\S+)$/i.exec(headerValue(request.headers, 'authorization') ?? '')?.[1];
     const apiKey = decodeJwtClaims(token)?.api_key;
-    return { providerCallId: uuid, from: withPlus(trimmedString(body.from) ?? ''), to: withPlus(to), accountId: typeof apiKey === 'string' && apiKey ? apiKey : null };
+    const conversation = trimmedString(body.conversation_uuid);
+    return { providerCallId: conversation ?? uuid, from: withPlus(trimmedString(body.from) ?? ''), to: withPlus(to), accountId: typeof apiKey === 'string' && apiKey ? apiKey : null };
   } catch {
     return { ignored: 'unreadable Vonage answer webhook' };
   }

@@ -198,6 +198,9 @@ export function runRunRepositoryContract(label: string, make: () => Promise<RunR
       const otherId = await h.repo.applyStatus(orgA, run.id, { status: 'ringing', providerCallId: 'chan-2', at: at(3) });
       expect(otherId.applied).toBe(false);
       expect(otherId.run!.providerCallId).toBe('chan-1');
+      // another call's status is never applied, even one that would move the run forward
+      const otherCall = await h.repo.applyStatus(orgA, run.id, { status: 'completed', disposition: 'completed', durationSeconds: 5, providerCallId: 'chan-2', at: at(3) });
+      expect(otherCall).toMatchObject({ applied: false, run: { status: 'ringing', providerCallId: 'chan-1' } });
       const ctx = await h.repo.applyStatus(orgA, run.id, { status: 'ringing', gatheredContext: { amd: 'human' }, at: at(4) });
       expect(ctx).toMatchObject({ applied: true, run: { gatheredContext: { amd: 'human' } } });
       const logOnly = await h.repo.applyStatus(orgA, run.id, { status: 'ringing', log: { ts: 'x', event: 'again' }, at: at(5) });
