@@ -3,7 +3,7 @@
  * member (ajv validation and the OpenAPI `oneOf`, sensitive fields `writeOnly`), the union discriminated by
  * `provider`.
  */
-import type { CredentialField, ProviderManifest } from '../core/telephony/provider-manifest.js';
+import { kindsOf, type CredentialField, type ProviderManifest } from '../core/telephony/provider-manifest.js';
 import type { JsonSchema } from '../http/routing/route.js';
 
 /** API.md 2.4 / 4.5. */
@@ -24,6 +24,20 @@ export function providerMetadata(manifest: ProviderManifest) {
   };
 }
 
+/** API.md 10: the AI metadata entry also names the provider's kinds. */
+export function aiProviderMetadata(manifest: ProviderManifest) {
+  const { fields, ...rest } = providerMetadata(manifest);
+  return { ...rest, kinds: kindsOf(manifest), fields };
+}
+
+/** A case-insensitive `^(http|https)://host` pattern for the field's schemes and the words of its error message. */
+function urlPattern(schemes: readonly string[]): { pattern: string; description: string } {
+  const ci = (w: string) => [...w].map((c) => `[${c.toUpperCase()}${c}]`).join('');
+  const alternatives = [...schemes].sort((a, b) => b.length - a.length).map(ci).join('|');
+  const words = schemes.length === 1 ? schemes[0] : `${schemes.slice(0, -1).join(', ')} or ${schemes[schemes.length - 1]}`;
+  return { pattern: `^(?:${alternatives})://[^\\s/]+`, description: `a URL with scheme ${words}` };
+}
+
 function valueSchema(f: CredentialField): JsonSchema {
   if (f.valueType === 'integer') return { type: 'integer' };
   switch (f.type) {
@@ -33,6 +47,7 @@ function valueSchema(f: CredentialField): JsonSchema {
       return { type: 'array', items: { type: 'string' } };
     case 'url':
       // the pattern sits in allOf so its error message reads "an http or https URL", not the field's description
+      if (f.schemes) return { type: 'string', format: 'uri', allOf: [urlPattern(f.schemes)] };
       return { type: 'string', format: 'uri', allOf: [{ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/]+', description: 'an http or https URL' }] };
     default:
       return { type: 'string' };
@@ -58,6 +73,7 @@ const requiredOnCreate = (f: CredentialField) => f.required && f.default === und
  * filled. Unknown properties are stripped (additionalProperties false with ajv's removeAdditional).
  */
 export function configMemberSchema(manifest: ProviderManifest, options: { partial?: boolean } = {}): JsonSchema {
+  const carrier = kindsOf(manifest).includes('telephony');
   const properties: Record<string, JsonSchema> = {
     provider: { type: 'string', const: manifest.id, description: manifest.displayName },
   };
@@ -66,7 +82,8 @@ export function configMemberSchema(manifest: ProviderManifest, options: { partia
     if (options.partial) delete s.default;
     properties[f.name] = s;
   }
-  properties.from_numbers = { type: 'array', items: { type: 'string' }, description: 'Accepted and ignored: numbers are managed through the phone-number endpoints' };
+  // carriers accept and ignore from_numbers (API.md 5); model providers have no numbers
+  if (carrier) properties.from_numbers = { type: 'array', items: { type: 'string' }, description: 'Accepted and ignored: numbers are managed through the phone-number endpoints' };
   return {
     type: 'object',
     title: `${manifest.displayName} (${manifest.id})`,
@@ -76,13 +93,16 @@ export function configMemberSchema(manifest: ProviderManifest, options: { partia
   };
 }
 
-/** The `config` union discriminated by `provider` (oneOf + discriminator). */
-export function configUnionSchema(manifests: readonly ProviderManifest[], options: { partial?: boolean } = {}): JsonSchema {
+/** The `config` union discriminated by `provider` (oneOf + discriminator). `metadataPath` names where the fields are listed. */
+export function configUnionSchema(
+  manifests: readonly ProviderManifest[],
+  options: { partial?: boolean; metadataPath?: string } = {},
+): JsonSchema {
   return {
     type: 'object',
     description: options.partial
       ? 'Provider credentials, discriminated by `provider`. Only the sent fields change; a masked value equal to the stored mask keeps the stored secret; null unsets an optional field.'
-      : 'Provider credentials, a union discriminated by `provider`; the fields of each provider come from its manifest (GET /organizations/telephony-providers/metadata).',
+      : `Provider credentials, a union discriminated by \`provider\`; the fields of each provider come from its manifest (GET ${options.metadataPath ?? '/organizations/telephony-providers/metadata'}).`,
     discriminator: { propertyName: 'provider' },
     required: ['provider'],
     oneOf: manifests.map((m) => configMemberSchema(m, options)),

@@ -167,7 +167,7 @@ describe('third-party provider plugins named in settings', () => {
   it('stops start-up with a clear message naming the bad plugin', async () => {
     const unbranded = writePlugin('plain.mjs', false);
     await expect(ProviderRegistry.load({ providerPlugins: [unbranded], allowPrivateNetwork: true })).rejects.toThrow(
-      new ProviderPluginLoadError(unbranded, 'does not default-export a value made by defineProviderPlugin() from callplane/plugins/sdk'),
+      new ProviderPluginLoadError(unbranded, 'does not default-export a value made by defineProviderPlugin() from callplane/plugins/sdk (or defineAiProviderPlugin() for a model provider)'),
     );
     await expect(ProviderRegistry.load({ providerPlugins: ['callplane-provider-does-not-exist'], allowPrivateNetwork: true })).rejects.toThrow(
       /provider plugin "callplane-provider-does-not-exist": cannot be imported/,

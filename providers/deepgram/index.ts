@@ -1,0 +1,14 @@
+import { checkUrlShape, configString, defineAiProviderPlugin } from '../../plugins/sdk.js';
+import { DEEPGRAM_DEFAULT_BASE_URL, deepgramManifest } from './deepgram.manifest.js';
+
+/**
+ * Deepgram (API.md 10): stt and tts. The streaming clients come with the voice pipeline; today the plugin
+ * stores and checks the account (`base_url` through the SSRF policy's shape check, WebSocket schemes).
+ */
+export default defineAiProviderPlugin({
+  manifest: deepgramManifest,
+  validateConfig: (config, context) =>
+    checkUrlShape(configString(config.base_url) || DEEPGRAM_DEFAULT_BASE_URL, {
+      allowPrivateNetwork: context.allowPrivateNetwork, field: 'base_url', protocols: ['wss:', 'ws:'],
+    }),
+});
