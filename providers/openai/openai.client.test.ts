@@ -226,6 +226,22 @@ describe('OpenAiClient (transport rules)', () => {
     expect(err).toBe(reason);
   });
 
+  it('reads a last event the server did not end with a blank line', async () => {
+    const finish = { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] };
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }] })}\n\ndata: ${JSON.stringify(finish)}\n`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const got = await chunks(new OpenAiClient({ baseUrl: url }));
+      expect(got.at(-1)).toEqual(finish);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('fails a stream that ends without a finish reason or [DONE]', async () => {
     const server = http.createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

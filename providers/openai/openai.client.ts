@@ -141,8 +141,12 @@ export class OpenAiClient {
           } catch (err) {
             throw this.failure(err, call, 'the connection was cut in the middle of the answer');
           }
-          if (chunk.done) break;
-          parser.feed(decoder.decode(chunk.value, { stream: true }));
+          if (chunk.done) {
+            // A last event the server did not end with a blank line still counts (SSE would drop it).
+            parser.feed(`${decoder.decode()}\n\n`);
+          } else {
+            parser.feed(decoder.decode(chunk.value, { stream: true }));
+          }
           while (events.length > 0) {
             const data = (events.shift() ?? '').trim();
             if (data === '') continue;
@@ -155,6 +159,7 @@ export class OpenAiClient {
             if (Array.isArray(choices) && choices.some((c) => typeof c?.finish_reason === 'string' && c.finish_reason !== '')) finished = true;
             yield parsed as ChatCompletionChunk;
           }
+          if (chunk.done) break;
         }
         if (!finished) throw new OpenAiApiError('The OpenAI-compatible server ended the stream before the answer was complete', true);
       } finally {
