@@ -97,6 +97,21 @@ describe('Telnyx through the running service', () => {
     expect((await runOf(run.id)).status).toBe('queued');
   });
 
+  it('a correctly signed event of run A posted to run B\'s status URL is not applied to B; 6 minutes old is stale', async () => {
+    const a = await placeOutbound('+15557654331', false);
+    const b = await placeOutbound('+15557654332', false);
+    const payload = (id: string) => ({ call_control_id: id, from: BOUND, to: '+15557654331', direction: 'outgoing' });
+    expect((await telnyxPost(`/telephony/telnyx/status/${a.run.id}`, fake.event('call.answered', payload(a.callControlId)))).body).toMatchObject({ applied: true });
+    expect((await telnyxPost(`/telephony/telnyx/status/${b.run.id}`, fake.event('call.initiated', payload(b.callControlId)))).body).toMatchObject({ applied: true });
+    const aHangup = fake.event('call.hangup', { ...payload(a.callControlId), hangup_cause: 'normal_clearing' });
+    const signed = fake.signWebhook(aHangup);
+    expect((await telnyxPost(`/telephony/telnyx/status/${b.run.id}`, aHangup, signed)).body).toEqual({ received: true, applied: false });
+    expect((await runOf(b.run.id)).status).toBe('ringing');
+    expect((await telnyxPost(`/telephony/telnyx/status/${a.run.id}`, aHangup, signed)).body).toEqual({ received: true, applied: true });
+    const sixMinutes = fake.signWebhook(fake.event('call.hangup', { ...payload(b.callControlId), hangup_cause: 'normal_clearing' }), Math.floor(Date.now() / 1000) - 360);
+    expect((await telnyxPost(`/telephony/telnyx/status/${b.run.id}`, null, sixMinutes)).status).toBe(403);
+  });
+
   it('asks for AMD, hangs up a machine and ends the run as voicemail', async () => {
     const { run, callControlId } = await placeOutbound('+15557654323', true);
     expect(fake.requests.filter((q) => q.path === '/v2/calls').at(-1)?.json?.answering_machine_detection).toBe('detect');
