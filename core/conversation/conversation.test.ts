@@ -603,3 +603,64 @@ describe('Conversation: aborts, failures and concurrency', () => {
     expect(() => turn[Symbol.asyncIterator]()).toThrow('a conversation turn runs once');
   });
 });
+
+describe('Conversation: extraction runs beside the reply', () => {
+  function gated(): { lm: ScriptedLanguageModel & { release(): void; started: number }; def: WorkflowDefinition } {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const lm = new ScriptedLanguageModel()
+      .on({ system: 'START PROMPT' }, { toolCalls: [{ name: 'go_b' }] })
+      .on({ system: 'OTHER PROMPT' }, { text: 'Here is the other node.' })
+      .onExtract({}, { value: { topic: 'billing' } });
+    const complete = lm.complete.bind(lm);
+    const counted = Object.assign(lm, { release: () => release(), started: 0 });
+    lm.complete = async (request) => {
+      counted.started += 1;
+      await gate;
+      return complete(request);
+    };
+    const def = smallGraph().definition;
+    Object.assign(def.nodes.find((n) => n.id === 's')!.data, {
+      extraction_enabled: true,
+      extraction_variables: [{ name: 'topic', type: 'string', prompt: 'What they want.' }],
+    });
+    return { lm: counted, def };
+  }
+
+  it('the new node answers before the leaving node extraction is in; the turn ends only once it is', async () => {
+    const { lm, def } = gated();
+    const convo = Conversation.start(setup(lm, new VirtualClock(), WorkflowGraph.fromDefinition(def)));
+    const it = convo.send('hi')[Symbol.asyncIterator]();
+    const seen: ConversationEvent[] = [];
+    for (;;) {
+      const next = await it.next();
+      seen.push(next.value as ConversationEvent);
+      if (next.value?.type === 'message' && next.value.message.role === 'assistant') break;
+    }
+    expect(seen.at(-1)).toMatchObject({ message: { node_id: 'b', text: 'Here is the other node.' } });
+    expect(lm.started).toBe(1); // started at the transition...
+    expect(convo.state.gathered_context).toEqual({}); // ...and not in yet
+    lm.release();
+    const rest: ConversationEvent[] = [];
+    for (let next = await it.next(); !next.done; next = await it.next()) rest.push(next.value);
+    expect(rest.find((e) => e.type === 'extracted')).toEqual({ type: 'extracted', node_id: 's', values: { topic: 'billing' } });
+    expect(convo.state.gathered_context).toEqual({ topic: 'billing' });
+    expect(convo.busy).toBe(false);
+  });
+
+  it('an aborted turn leaves its extraction running; settle() applies it', async () => {
+    const { lm, def } = gated();
+    const convo = Conversation.start(setup(lm, new VirtualClock(), WorkflowGraph.fromDefinition(def)));
+    const run = (async () => {
+      for await (const e of convo.send('hi')) if (e.type === 'delta' && e.node_id === 'b') convo.abort();
+    })();
+    await expect(run).rejects.toMatchObject({ name: 'AbortError' });
+    expect(lm.started).toBe(1);
+    expect(convo.state.gathered_context).toEqual({});
+    lm.release();
+    const events = await convo.settle();
+    expect(events.map((e) => e.type)).toEqual(['usage', 'message', 'extracted']);
+    expect(convo.state.gathered_context).toEqual({ topic: 'billing' });
+    expect(convo.state.log.at(-1)).toMatchObject({ type: 'variables_extracted', node_id: 's', values: { topic: 'billing' } });
+  });
+});
