@@ -38,6 +38,7 @@ export const Collections = {
   campaignContacts: 'campaign_contacts',
   campaignAttempts: 'campaign_attempts',
   campaignLogs: 'campaign_logs',
+  aiServices: 'ai_services',
 } as const;
 
 /** Index names the adapters refer to (duplicate-key checks). */
@@ -56,6 +57,7 @@ export const Indexes = {
   uploadsFileKey: 'uploads_file_key_unique',
   contactsPhone: 'campaign_contacts_phone_unique',
   attemptsNumber: 'campaign_attempts_number_unique',
+  aiServicesName: 'ai_services_name_unique',
 } as const;
 
 export const mongoCollections: readonly MongoCollectionSpec[] = [
@@ -174,5 +176,12 @@ export const mongoCollections: readonly MongoCollectionSpec[] = [
   {
     name: Collections.campaignLogs,
     indexes: [{ name: 'campaign_logs_campaign', key: { organizationId: 1, campaignId: 1, _id: 1 } }],
+  },
+  {
+    name: Collections.aiServices,
+    indexes: [
+      { name: Indexes.aiServicesName, key: { organizationId: 1, nameKey: 1 }, unique: true },
+      { name: 'ai_services_org_created', key: { organizationId: 1, createdAt: 1, _id: 1 } },
+    ],
   },
 ];
