@@ -52,6 +52,16 @@ describe('OpenAiClient (transport rules)', () => {
     expect(fake.requests.map((r) => r.status)).toEqual([429, 200]);
   });
 
+  it("prefers OpenAI's retry-after-ms header", async () => {
+    fake.fail({ status: 429, error: { message: 'Rate limit reached', type: 'requests' }, headers: { 'retry-after-ms': '300', 'retry-after': '5' } });
+    const started = Date.now();
+    await client({ retryBaseDelayMs: 5_000 }).complete(body);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(280);
+    expect(took).toBeLessThan(2_000);
+    expect(fake.requests.map((r) => r.status)).toEqual([429, 200]);
+  });
+
   it('retries 5xx with backoff up to maxRetries, then fails with the server message, retryable', async () => {
     fake.failNext(3, 500, 'The server had an error while processing your request.');
     const err = await rejection(chunks(client({ maxRetries: 2 })));

@@ -6,8 +6,8 @@
  *
  * - `Authorization: Bearer <api_key>` only when a key is set; the key never appears in an error.
  * - `redirect: 'manual'`: a 3xx answer is an error, never followed (the SSRF policy lives in the injected fetch).
- * - 429 and 5xx answers are retried with backoff (or the server's `Retry-After`) while nothing has been
- *   yielded yet; a stream that fails after its first event is never repeated.
+ * - 429 and 5xx answers are retried with backoff (or the server's `retry-after-ms`/`Retry-After`) while
+ *   nothing has been yielded yet; a stream that fails after its first event is never repeated.
  * - Timeouts: `firstTokenTimeoutMs` from sending a streamed request to its first event (connect included);
  *   `timeoutMs` for the whole call, retries and waits included. Both fail with a retryable ProviderApiError.
  * - The caller's AbortSignal ends the call promptly with an `AbortError`.
@@ -190,7 +190,7 @@ export class OpenAiClient {
       if (call.stopped) throw this.failure(undefined, call, 'reading an error answer');
       const error = this.statusError(res, text);
       if (error.retryable && attempt < this.maxRetries) {
-        const wait = retryDelayMs(attempt, res.headers.get('retry-after'), this.opts);
+        const wait = this.retryWaitMs(attempt, res.headers);
         if (wait <= call.remainingMs()) {
           await call.sleep(wait).catch((err: unknown) => {
             throw this.failure(err, call, 'waiting to retry');
@@ -200,6 +200,13 @@ export class OpenAiClient {
       }
       throw error;
     }
+  }
+
+  /** OpenAI's `retry-after-ms` when sent, else `Retry-After` or the backoff; capped by `maxRetryDelayMs`. */
+  private retryWaitMs(attempt: number, headers: Headers): number {
+    const ms = Number(headers.get('retry-after-ms') ?? NaN);
+    if (Number.isFinite(ms) && ms >= 0) return Math.min(ms, this.opts.maxRetryDelayMs ?? 10_000);
+    return retryDelayMs(attempt, headers.get('retry-after'), this.opts);
   }
 
   private statusError(res: Response, text: string): OpenAiApiError {
