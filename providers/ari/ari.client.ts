@@ -312,6 +312,10 @@ const AriTransport = {
         const message = describe(err);
         const status = err instanceof NetworkPolicyError && err.redirect ? err.redirect.status : 0;
         out = { ...base, status, statusText: message, data: JSON.stringify({ message }) };
+        // an api-docs request refused by the policy fails the loading connection with the policy's own words
+        if (err instanceof NetworkPolicyError && new URL(obj.url).pathname.startsWith('/ari/api-docs/')) {
+          AriTransport.loading?.abortLoad(new ProviderApiError('ari', message, err.code !== 'refused_address'));
+        }
       }
     }
     try {

@@ -92,6 +92,21 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
   readonly channels = new Map<string, FakeChannel>();
   /** When true, WebSocket upgrades are refused with 503 (Asterisk down or restarting). */
   refuseWebSockets = false;
+  /**
+   * A misconfigured or hostile endpoint: `/ari/api-docs/*` requests answer `status` (302) with `Location:
+   * location`, after the first `after` of them (default 0) were served normally, before any auth check.
+   */
+  redirectApiDocs?: { location: string; after?: number; status?: number };
+  /** Overrides the api-docs' `basePath` (normally the request's host): a server pointing the SDK elsewhere. */
+  apiDocsBasePath?: string;
+  /**
+   * What every newly opened event WebSocket receives first: `undeclared-event` (an event type the api-docs do
+   * not declare, which throws inside ari-client's own events handler), `malformed` (text that is not JSON, a
+   * JSON array, a channel that is not an object), or `bad-frame` (bytes that are no valid WebSocket frame, so
+   * the client's socket fails).
+   */
+  eventSocketMisbehaviour?: 'undeclared-event' | 'malformed' | 'bad-frame';
+  private apiDocsServed = 0;
 
   private readonly wss: WebSocketServer;
   private readonly sockets = new Set<Socket>();
@@ -196,6 +211,21 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
     for (const s of this.sockets) if (s.apps.includes(app)) s.ws.send(data);
   }
 
+  private misbehave(ws: WebSocket, app: string): void {
+    const mode = this.eventSocketMisbehaviour;
+    if (mode === 'undeclared-event') {
+      this.emitRaw(app, { type: 'NotAnAriEvent', timestamp: asteriskTime(), application: app, channel: { id: 'ghost', name: 'x', state: 'Up' } });
+    } else if (mode === 'malformed') {
+      ws.send('{"type": "StasisStart", not json');
+      ws.send('[1, 2, 3]');
+      ws.send(JSON.stringify({ type: 'StasisStart', application: app, channel: 'not-an-object', args: 7 }));
+    } else if (mode === 'bad-frame') {
+      // FIN with all three reserved bits set: no extension negotiated them, so the client must fail the socket
+      const raw = (ws as unknown as { _socket: Duplex })._socket;
+      raw.write(Buffer.from([0xf1, 0x00]));
+    }
+  }
+
   override async close(): Promise<void> {
     this.dropWebSockets();
     this.wss.close();
@@ -288,6 +318,7 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
       this.sockets.add(entry);
       ws.on('close', () => this.sockets.delete(entry));
       ws.on('error', () => this.sockets.delete(entry));
+      this.misbehave(ws, apps[0]);
     });
   }
 
@@ -309,10 +340,14 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
       authorized: auth.ok, status: 0, websocket: false,
     });
 
+    if (this.redirectApiDocs && url.pathname.startsWith('/ari/api-docs/')) {
+      this.apiDocsServed += 1;
+      if (this.apiDocsServed > (this.redirectApiDocs.after ?? 0)) return reply(this.redirectApiDocs.status ?? 302, undefined, { location: this.redirectApiDocs.location });
+    }
     if (!url.pathname.startsWith('/ari/')) return reply(404, { message: 'Not found' });
     if (!auth.ok) return reply(401, { message: 'Authentication required' });
 
-    const origin = `http://${req.headers.host ?? '127.0.0.1'}`;
+    const origin = this.apiDocsBasePath ?? `http://${req.headers.host ?? '127.0.0.1'}`;
     const docs = ariApiDocs();
     if (method === 'GET' && url.pathname === '/ari/api-docs/resources.json') return reply(200, withBasePath(docs.listing, origin));
     const docMatch = /^\/ari\/api-docs\/([a-z]+)\.json$/.exec(url.pathname);
@@ -326,6 +361,15 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
 
     const q = url.searchParams;
     const parts = url.pathname.slice('/ari/'.length).split('/').map(decodeURIComponent);
+    if (parts[0] === 'asterisk' && parts[1] === 'info' && parts.length === 2 && method === 'GET') {
+      // what Asterisk answers to GET /ari/asterisk/info (the credentials check reads it)
+      return reply(200, {
+        build: { os: 'Linux', kernel: '6.1.0', machine: 'x86_64', options: '', date: '2026-01-01 00:00:00 UTC', user: 'fake' },
+        system: { version: '20.5.0', entity_id: this.asteriskId },
+        config: { name: 'fake', default_language: 'en', setid: { user: 'asterisk', group: 'asterisk' } },
+        status: { startup_time: asteriskTime(), last_reload_time: asteriskTime() },
+      });
+    }
     if (parts[0] === 'asterisk' && parts[1] === 'ping' && method === 'GET') {
       return reply(200, { asterisk_id: this.asteriskId, ping: 'pong', timestamp: asteriskTime() });
     }
