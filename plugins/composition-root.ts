@@ -11,6 +11,7 @@ import { foundationModule, type FoundationOptions } from './modules/foundation.m
 import { identityModule } from './modules/identity.module.js';
 import { storageModule } from './modules/storage.module.js';
 import { telephonyModule } from './modules/telephony.module.js';
+import { aiServicesModule } from './modules/ai-services.module.js';
 import { campaignsModule } from './modules/campaigns.module.js';
 import { schedulerModule } from './modules/scheduler.module.js';
 import { usageModule } from './modules/usage.module.js';
@@ -34,7 +35,9 @@ export function buildContainer(options: FoundationOptions & { providers?: Provid
   storageModule(c, options.settings);
   identityModule(c);
   workflowsModule(c);
-  telephonyModule(c, options.providers ?? ProviderRegistry.builtIn({ allowPrivateNetwork: options.settings.allowPrivateNetwork }));
+  const providers = options.providers ?? ProviderRegistry.builtIn({ allowPrivateNetwork: options.settings.allowPrivateNetwork });
+  telephonyModule(c, providers);
+  aiServicesModule(c, providers.ai);
   campaignsModule(c, options.settings);
   schedulerModule(c, options.settings);
   usageModule(c);

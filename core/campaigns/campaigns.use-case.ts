@@ -14,6 +14,7 @@ import {
   type CampaignLogEntry, type CampaignState, type CircuitBreakerConfig, type RetryConfig, type SourceType,
 } from './campaign.js';
 import { convertTimeSlots, parseScheduleConfig, type ScheduleConfig } from './schedule.js';
+import type { AgentReadiness } from './agent-readiness.js';
 
 /** At most this many log entries in a campaign response (API.md section 6). */
 export const CAMPAIGN_LOG_LIMIT = 100;
@@ -240,7 +241,11 @@ const ACTION_LOG: Record<CampaignAction, { event: string; message: string }> = {
   cancel: { event: 'campaign_cancelled', message: 'Campaign cancelled; queued contacts dropped, calls in flight finish' },
 };
 
-/** start, pause, resume, cancel: the state table of API.md section 6; any other move 409 `invalid_state_transition`. */
+/**
+ * start, pause, resume, cancel: the state table of API.md section 6; any other move 409 `invalid_state_transition`.
+ * Moving to running also needs an active workflow, an existing configuration and, with `agentReadiness`, an agent
+ * that can talk on that carrier (400 `agent_not_configured`, API.md 11); a refused move changes nothing.
+ */
 export class ChangeCampaignState {
   constructor(
     private readonly campaigns: CampaignRepository,
@@ -248,6 +253,7 @@ export class ChangeCampaignState {
     private readonly configurations: Pick<TelephonyConfigurationRepository, 'get'>,
     private readonly dispatch: CampaignDispatchTrigger,
     private readonly clock: Clock,
+    private readonly agentReadiness?: AgentReadiness,
   ) {}
 
   async execute(organizationId: number, campaignId: number, action: CampaignAction): Promise<Campaign> {
@@ -259,10 +265,10 @@ export class ChangeCampaignState {
     if (!rule.from.includes(current.state)) throw invalid(current.state);
     if (rule.to === 'running') {
       // an archived workflow gets no calls (API.md 7); a deleted configuration cannot place any
-      await this.ensureWorkflow.execute(organizationId, current.workflowId);
-      if (current.telephonyConfigurationId === null || !(await this.configurations.get(organizationId, current.telephonyConfigurationId))) {
-        throw new InputError('telephony_configuration_not_found', 'telephony_configuration_not_found');
-      }
+      const { workflow } = await this.ensureWorkflow.execute(organizationId, current.workflowId);
+      const configuration = current.telephonyConfigurationId === null ? null : await this.configurations.get(organizationId, current.telephonyConfigurationId);
+      if (!configuration) throw new InputError('telephony_configuration_not_found', 'telephony_configuration_not_found');
+      this.agentReadiness?.assertCanTakeCalls(workflow, configuration.provider);
     }
     const now = this.clock.now();
     const log = ACTION_LOG[action];

@@ -1,3 +1,4 @@
+import type { AiServiceReferences } from '../ai-services/ai-services.use-case.js';
 import { NotFoundError, ValidationError, type ValidationIssue } from '../errors.js';
 import type { Clock } from '../ports/clock.port.js';
 import type { TokenService } from '../ports/crypto.port.js';
@@ -5,6 +6,7 @@ import type { RunRepository } from '../ports/run.repository.port.js';
 import type { WorkflowRepository } from '../ports/workflow.repository.port.js';
 import { canonicalJson } from '../runs/run-status.js';
 import { assertValidWorkflowDefinition, declaredDispositionCodes } from './validate-workflow-definition.js';
+import { validateWorkflowConfigurations } from './workflow-configurations.js';
 import type { WorkflowDefinition } from './workflow-definition.js';
 import type { Workflow, WorkflowDefinitionVersion, WorkflowStatus, WorkflowView } from './workflow.js';
 
@@ -38,9 +40,7 @@ function checkFields(input: { name?: unknown; templateContextVariables?: unknown
   if (input.templateContextVariables !== undefined && !isPlainObject(input.templateContextVariables)) {
     issues.push({ loc: ['body', 'template_context_variables'], msg: 'template_context_variables must be an object', type: 'dict_type' });
   }
-  if (input.workflowConfigurations !== undefined && !isPlainObject(input.workflowConfigurations)) {
-    issues.push({ loc: ['body', 'workflow_configurations'], msg: 'workflow_configurations must be an object', type: 'dict_type' });
-  }
+  if (input.workflowConfigurations !== undefined) issues.push(...validateWorkflowConfigurations(input.workflowConfigurations));
   if (issues.length > 0) throw new ValidationError(issues);
 }
 
@@ -74,19 +74,25 @@ export interface CreateWorkflowInput {
   workflowConfigurations?: Record<string, unknown>;
 }
 
-/** Creates an active workflow with definition version 1 and a new `workflow_uuid`. Not idempotent. */
+/**
+ * Creates an active workflow with definition version 1 and a new `workflow_uuid`. `workflow_configurations` is
+ * checked (API.md 11): 422 on its known keys, 400 `ai_service_not_found` / `ai_service_kind_mismatch` on a
+ * `service_id`. Not idempotent.
+ */
 export class CreateWorkflow {
   constructor(
     private readonly workflows: WorkflowRepository,
     private readonly views: WorkflowViews,
     private readonly tokens: TokenService,
     private readonly clock: Clock,
+    private readonly aiServices: AiServiceReferences,
   ) {}
 
   async execute(organizationId: number, input: CreateWorkflowInput): Promise<WorkflowView> {
     checkFields(input);
     const definition = input.workflowDefinition;
     assertValidWorkflowDefinition(definition);
+    if (input.workflowConfigurations) await this.aiServices.assertUsable(organizationId, input.workflowConfigurations);
     const { workflow, current } = await this.workflows.create(organizationId, {
       name: input.name,
       workflowUuid: this.tokens.uuid(),
@@ -111,13 +117,16 @@ export interface UpdateWorkflowInput {
  * even when unchanged, so a stored workflow is always runnable. A definition that differs from the current one
  * (see `sameWorkflowDefinition`) becomes the next version and the earlier one `superseded`; an identical one
  * creates no version (re-saving an editor's state does not inflate version numbers). Archived workflows can be
- * edited. 404 `workflow_not_found` when absent or in another organization.
+ * edited. A sent `workflow_configurations` replaces the stored one whole and is checked as on create (422, then
+ * 400 `ai_service_not_found` / `ai_service_kind_mismatch`). 404 `workflow_not_found` when absent or in another
+ * organization.
  */
 export class UpdateWorkflow {
   constructor(
     private readonly workflows: WorkflowRepository,
     private readonly views: WorkflowViews,
     private readonly clock: Clock,
+    private readonly aiServices: AiServiceReferences,
   ) {}
 
   async execute(organizationId: number, workflowId: number, input: UpdateWorkflowInput): Promise<WorkflowView> {
@@ -130,6 +139,7 @@ export class UpdateWorkflow {
     }
     const existing = await this.workflows.get(organizationId, workflowId);
     if (!existing) throw workflowNotFound();
+    if (input.workflowConfigurations) await this.aiServices.assertUsable(organizationId, input.workflowConfigurations);
     if (definition) {
       const current = await this.workflows.getDefinition(organizationId, workflowId, existing.currentDefinitionId);
       if (current && sameWorkflowDefinition(current.definition, definition)) definition = undefined;

@@ -2,6 +2,7 @@ import { isRunCompleted } from '../../core/runs/run.js';
 import type { GetWorkflowRun, ListWorkflowRuns, RunView } from '../../core/runs/runs.use-case.js';
 import type { WorkflowDefinitionVersion, WorkflowView } from '../../core/workflows/workflow.js';
 import { workflowDefinitionSchema } from '../../core/workflows/workflow-definition.schema.js';
+import { workflowConfigurationsSchema } from '../../core/workflows/workflow-configurations.js';
 import {
   WORKFLOW_NAME_MAX_LENGTH,
   type CreateWorkflow,
@@ -83,6 +84,7 @@ export const presentRun = (v: RunView) => ({
 });
 
 const definitionSchema = workflowDefinitionSchema as unknown as JsonSchema;
+const configurationsSchema = workflowConfigurationsSchema as unknown as JsonSchema;
 const statusEnum = { type: 'string', enum: ['active', 'archived'] };
 const name = nonBlank({ maxLength: WORKFLOW_NAME_MAX_LENGTH, description: 'a non-blank name' });
 
@@ -91,7 +93,7 @@ const workflowSchema = obj(
     id: id(), name: str(), status: statusEnum, created_at: dateTime(), workflow_definition: definitionSchema,
     current_definition_id: id(), template_context_variables: anyObject(),
     call_disposition_codes: obj({ disposition_codes: arr(str()) }, ['disposition_codes']),
-    total_runs: int({ minimum: 0 }), workflow_configurations: anyObject(), version_number: int({ minimum: 1 }),
+    total_runs: int({ minimum: 0 }), workflow_configurations: anyObject({ description: 'As sent (API.md 11); see the create body for its known keys' }), version_number: int({ minimum: 1 }),
     version_status: { type: 'string', enum: ['published', 'superseded'] }, workflow_uuid: str({ format: 'uuid' }),
   },
   ['id', 'name', 'status', 'created_at', 'workflow_definition', 'current_definition_id', 'template_context_variables',
@@ -125,7 +127,9 @@ export const runSchema = obj(
 
 const DEFINITION_RULES =
   'The definition is validated on every create and update (structure, then the graph rules of API.md 7); each violation ' +
-  'is a 422 item whose `loc` points at the node or edge (`["body","workflow_definition","edges",2,"target"]`).';
+  'is a 422 item whose `loc` points at the node or edge (`["body","workflow_definition","edges",2,"target"]`). ' +
+  'workflow_configurations (API.md 11): known keys validated (422 under `["body","workflow_configurations",...]`), unknown keys kept; ' +
+  'each llm/stt/tts `service_id` must be an AI service of your organization offering that kind (400 `ai_service_not_found` / `ai_service_kind_mismatch`).';
 
 export function workflowRoutes(d: WorkflowRouteDeps) {
   return defineRoutes([
@@ -133,10 +137,10 @@ export function workflowRoutes(d: WorkflowRouteDeps) {
       method: 'post', path: '/workflow/create/definition', operationId: 'createWorkflow', summary: 'Create a workflow (agent)', tags: ['workflows'], auth: 'any',
       description: `Creates an active workflow with definition version 1 and a new workflow_uuid. ${DEFINITION_RULES}`,
       body: obj(
-        { name, workflow_definition: definitionSchema, template_context_variables: anyObject(), workflow_configurations: anyObject() },
+        { name, workflow_definition: definitionSchema, template_context_variables: anyObject(), workflow_configurations: configurationsSchema },
         ['name', 'workflow_definition'], { additionalProperties: false },
       ),
-      response: workflowSchema,
+      response: workflowSchema, errors: [400],
       handler: async ({ principal, body }) =>
         presentWorkflow(await d.createWorkflow.execute(principal.organizationId, {
           name: body.name, workflowDefinition: body.workflow_definition,
@@ -150,10 +154,10 @@ export function workflowRoutes(d: WorkflowRouteDeps) {
         `the earlier one becomes superseded and stays readable); an identical one makes no version. ${DEFINITION_RULES}`,
       params: pathParams('workflow_id'),
       body: obj(
-        { name, workflow_definition: definitionSchema, template_context_variables: anyObject(), workflow_configurations: anyObject() },
+        { name, workflow_definition: definitionSchema, template_context_variables: anyObject(), workflow_configurations: configurationsSchema },
         [], { additionalProperties: false },
       ),
-      response: workflowSchema, errors: [404],
+      response: workflowSchema, errors: [400, 404],
       handler: async ({ principal, params, body }) =>
         presentWorkflow(await d.updateWorkflow.execute(principal.organizationId, params.workflow_id, {
           name: body.name, workflowDefinition: body.workflow_definition,

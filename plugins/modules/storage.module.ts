@@ -14,6 +14,9 @@ import { SqliteOrganizationSettingsRepository } from '../../adapters/storage/sql
 import { SqliteWorkflowRepository } from '../../adapters/storage/sqlite/workflow.sqlite.js';
 import { SqlitePhoneNumberRepository } from '../../adapters/storage/sqlite/phone-number.sqlite.js';
 import { SqliteTelephonyConfigurationRepository } from '../../adapters/storage/sqlite/telephony-configuration.sqlite.js';
+import { AiServiceRepository } from '../../core/ports/ai-service.repository.port.js';
+import { SqliteAiServiceRepository } from '../../adapters/storage/sqlite/ai-service.sqlite.js';
+import { MongoAiServiceRepository } from '../../adapters/storage/mongo/ai-service.mongo.js';
 import type { Db } from 'mongodb';
 import { createMongoStorage, type MongoStorage } from '../../adapters/storage/mongo/mongo-database.js';
 import { MongoIdentityRepository } from '../../adapters/storage/mongo/identity.mongo.js';
@@ -53,6 +56,7 @@ export function storageModule(c: Container, settings: Settings): void {
     bindSqlite(UploadRepository, (db) => new SqliteUploadRepository(db));
     bindSqlite(UsageRepository, (db) => new SqliteUsageRepository(db));
     bindSqlite(OrganizationSettingsRepository, (db) => new SqliteOrganizationSettingsRepository(db));
+    bindSqlite(AiServiceRepository, (db) => new SqliteAiServiceRepository(db));
     return;
   }
   if (settings.storage === 'mongodb') {
@@ -78,6 +82,7 @@ export function storageModule(c: Container, settings: Settings): void {
     bindMongo(UploadRepository, (db) => new MongoUploadRepository(db));
     bindMongo(UsageRepository, (db) => new MongoUsageRepository(db));
     bindMongo(OrganizationSettingsRepository, (db) => new MongoOrganizationSettingsRepository(db));
+    bindMongo(AiServiceRepository, (db) => new MongoAiServiceRepository(db));
     c.rebind(StorageProbeToken).toResolvedValue((s: MongoStorage) => () => s.ping(), [MongoStorageToken]);
     return;
   }

@@ -1,4 +1,5 @@
 import type { Container } from 'inversify';
+import { AiServiceReferences } from '../../core/ai-services/ai-services.use-case.js';
 import { Clock } from '../../core/ports/clock.port.js';
 import { TokenService } from '../../core/ports/crypto.port.js';
 import { ObjectStore } from '../../core/ports/object-store.port.js';
@@ -30,11 +31,12 @@ export function workflowsModule(c: Container): void {
   c.bind(WorkflowViews).toResolvedValue((w: WorkflowRepository, r: RunRepository) => new WorkflowViews(w, r), [WorkflowRepository, RunRepository]).inSingletonScope();
   c.bind(RunViews).toResolvedValue((s: ObjectStore) => new RunViews(s), [ObjectStore]).inSingletonScope();
   c.bind(CreateWorkflow).toResolvedValue(
-    (w: WorkflowRepository, v: WorkflowViews, t: TokenService, clock: Clock) => new CreateWorkflow(w, v, t, clock),
-    [WorkflowRepository, WorkflowViews, TokenService, Clock],
+    (w: WorkflowRepository, v: WorkflowViews, t: TokenService, clock: Clock, ai: AiServiceReferences) => new CreateWorkflow(w, v, t, clock, ai),
+    [WorkflowRepository, WorkflowViews, TokenService, Clock, AiServiceReferences],
   ).inSingletonScope();
   c.bind(UpdateWorkflow).toResolvedValue(
-    (w: WorkflowRepository, v: WorkflowViews, clock: Clock) => new UpdateWorkflow(w, v, clock), [WorkflowRepository, WorkflowViews, Clock],
+    (w: WorkflowRepository, v: WorkflowViews, clock: Clock, ai: AiServiceReferences) => new UpdateWorkflow(w, v, clock, ai),
+    [WorkflowRepository, WorkflowViews, Clock, AiServiceReferences],
   ).inSingletonScope();
   c.bind(SetWorkflowStatus).toResolvedValue(
     (w: WorkflowRepository, v: WorkflowViews, clock: Clock) => new SetWorkflowStatus(w, v, clock), [WorkflowRepository, WorkflowViews, Clock],
