@@ -21,7 +21,7 @@ import { formatMigrationReport, migratedCollections } from './sqlite-to-mongo.js
 
 const TABLES = [
   'organizations', 'users', 'sessions', 'api_keys', 'workflows', 'workflow_definitions', 'runs', 'telephony_configurations', 'phone_numbers',
-  'uploads', 'campaigns', 'campaign_contacts', 'campaign_attempts', 'campaign_logs', 'organization_settings',
+  'ai_services', 'uploads', 'campaigns', 'campaign_contacts', 'campaign_attempts', 'campaign_logs', 'organization_settings',
 ];
 const ENGINE = { CALLPLANE_CAMPAIGN_MAX_CALL_MS: '1000', CALLPLANE_CAMPAIGN_RECONCILE_MS: '200' };
 
@@ -30,6 +30,7 @@ interface Fixture {
   apiKey: string;
   workflowId: number;
   configId: number;
+  aiServiceId: number;
   doneCampaign: number;
   cutCampaign: number;
 }
@@ -49,6 +50,8 @@ async function populate(dir: string): Promise<Fixture> {
       body: JSON.stringify({ workflow_definition: exampleWorkflowDefinition }),
     })).status).toBe(200);
     const configId = await createSimulatorConfig(api, auth, { ringMs: 5, talkMs: 10 });
+    const aiService = await api.post('/organizations/ai-services', { name: 'Model', config: { provider: 'openai', api_key: 'sk-migrated-secret-4321' } }, auth);
+    expect(aiService.status).toBe(200);
     const number = await api.post(`/organizations/telephony-configs/${configId}/phone-numbers`, { address: '+15550001111', is_default_caller_id: true }, auth);
     expect(number.status).toBe(200);
     expect((await fetch(`${svc.url}/api/v1/organizations/settings`, {
@@ -71,7 +74,7 @@ async function populate(dir: string): Promise<Fixture> {
     const slowConfig = await createSimulatorConfig(api, auth, { ringMs: 5, talkMs: 600_000, name: 'Slow', isDefault: false });
     const cutCampaign = await create('Cut', 'phone_number\n+15552000010\n+15552000011\n+15552000001\n', slowConfig);
     await waitFor(async () => (await api.get(`/campaign/${cutCampaign}`, auth)).body.executed_count === 2, 10_000, 20);
-    return { token: auth.token, apiKey: key.body.api_key, workflowId, configId, doneCampaign, cutCampaign };
+    return { token: auth.token, apiKey: key.body.api_key, workflowId, configId, aiServiceId: aiService.body.id, doneCampaign, cutCampaign };
   } finally {
     await svc.stop();
   }
@@ -150,6 +153,8 @@ describeEachMongoTarget('callplane migrate --from sqlite --to mongodb', (target)
     expect(config.body).toMatchObject({ id: f.configId, provider: 'simulator', is_default_outbound: true });
     expect((await api.get(`/organizations/telephony-configs/${f.configId}/phone-numbers`, auth)).body.phone_numbers).toMatchObject([{ address_normalized: '+15550001111', is_default_caller_id: true }]);
     expect((await api.get('/organizations/settings', auth)).body).toMatchObject({ price_per_minute_usd: 0.5 });
+    // an AI service's secret still opens (same key, same record-bound context): the masked tail is the original's
+    expect((await api.get(`/organizations/ai-services/${f.aiServiceId}`, auth)).body).toMatchObject({ provider: 'openai', credentials: { api_key: '*******************4321' } });
     expect((await api.get(`/campaign/${f.doneCampaign}`, auth)).body).toMatchObject({ state: 'completed', processed_rows: 3, executed_count: 3 });
     // new records continue after the copied ids
     const next = await createWorkflow(api, auth, 'After migration');

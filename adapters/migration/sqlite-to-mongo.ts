@@ -6,8 +6,8 @@
  * - Stop every Callplane process using the SQLite file first: a record written during the copy may be missed.
  * - Ids are kept (`_id` = the SQLite id) and each id counter is advanced past the largest copied id
  *   (`advanceCounter`), so records created afterwards never reuse one.
- * - Telephony credentials are copied as stored (ciphertexts): the MongoDB deployment must use the same
- *   CALLPLANE_SECRET_KEY (or the same `secret.key` file) to read them.
+ * - Telephony and AI service credentials are copied as stored (ciphertexts): the MongoDB deployment must use the
+ *   same CALLPLANE_SECRET_KEY (or the same `secret.key` file) to read them.
  * - Campaign calls still in flight (attempts claimed, dialing or placed) are copied with the MongoDB adapter's
  *   claim bookkeeping: each open attempt becomes an in-flight slot of its campaign whose token is the attempt id
  *   (held by the attempt and, while active, by its contact), with the attempt's check time as the lease; the
@@ -30,6 +30,8 @@ import { phoneNumberFromRow, type PhoneNumberRow } from '../storage/sqlite/phone
 import { uploadFromRow } from '../storage/sqlite/upload.sqlite.js';
 import { attemptFromRow, campaignFromRow, contactFromRow, type AttemptRow, type CampaignRow, type ContactRow } from '../storage/sqlite/campaign.sqlite.js';
 import { organizationSettingsFromRow, type OrganizationSettingsRow } from '../storage/sqlite/organization-settings.sqlite.js';
+import { aiServiceFromRow, type AiServiceRow } from '../storage/sqlite/ai-service.sqlite.js';
+import { aiServiceToDocument } from '../storage/mongo/ai-service.mongo.js';
 import { advanceCounter, ensureMongoSchema } from '../storage/mongo/mongo-database.js';
 import { Collections, mongoCollections } from '../storage/mongo/mongo-schema.js';
 import { apiKeyToDocument, organizationToDocument, sessionToDocument, userToDocument } from '../storage/mongo/identity.mongo.js';
@@ -127,6 +129,7 @@ function plans(sqlite: SqliteDatabase, notes: string[]): TablePlan[] {
     simple<RunRow>('runs', Collections.runs, (r) => runToDocument(runFromRow(r), 0)),
     simple<TelephonyConfigurationRow>('telephony_configurations', Collections.telephonyConfigurations, (r) => telephonyConfigurationToDocument(telephonyConfigurationFromRow(r))),
     simple<PhoneNumberRow>('phone_numbers', Collections.phoneNumbers, (r) => phoneNumberToDocument(phoneNumberFromRow(r))),
+    simple<AiServiceRow>('ai_services', Collections.aiServices, (r) => aiServiceToDocument(aiServiceFromRow(r))),
     simple<RowsOf<typeof uploadFromRow>>('uploads', Collections.uploads, (r) => uploadToDocument(uploadFromRow(r))),
     simple<CampaignRow>('campaigns', Collections.campaigns, (r) => campaignToDocument(campaignFromRow(r), slots.get(r.id) ?? [])),
     simple<ContactRow>('campaign_contacts', Collections.campaignContacts, (r) => {
