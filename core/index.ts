@@ -9,9 +9,11 @@ export * from './ports/campaign.repository.port.js';
 export * from './ports/clock.port.js';
 export * from './ports/contact-list-parser.port.js';
 export * from './ports/contact-sheet-reader.port.js';
+export * from './ports/conversation-record.port.js';
 export * from './ports/crypto.port.js';
 export * from './ports/identity.repository.port.js';
 export * from './ports/job-scheduler.port.js';
+export * from './ports/language-model.port.js';
 export * from './ports/logger.port.js';
 export * from './ports/object-store.port.js';
 export * from './ports/organization-settings.repository.port.js';
@@ -35,12 +37,22 @@ export * from './identity/log-in.use-case.js';
 export * from './identity/session-issuer.js';
 export * from './identity/sign-up.use-case.js';
 
+// the conversation engine
+export * from './conversation/conversation-record.js';
+export * from './conversation/conversation-state.js';
+export * from './conversation/conversation.js';
+export * from './conversation/endings.js';
+export * from './conversation/node-context.js';
+export * from './conversation/template.js';
+export * from './conversation/variable-extraction.js';
+
 // workflows and runs
 export * from './workflows/ensure-workflow-can-receive-calls.use-case.js';
 export * from './workflows/example-definition.js';
 export * from './workflows/validate-workflow-definition.js';
 export * from './workflows/workflow-definition.schema.js';
 export * from './workflows/workflow-definition.js';
+export * from './workflows/workflow-graph.js';
 export * from './workflows/workflow.js';
 export * from './workflows/workflows.use-case.js';
 export * from './runs/run-status.js';

@@ -17,6 +17,7 @@ export * from './fakes/mongo/mongo-double.js';
 export * from './fakes/mongo/mongo-target.js';
 export * from './fakes/openai/fake-openai-server.js';
 export * from './fakes/plivo/fake-plivo-server.js';
+export * from './fakes/scripted-language-model.js';
 export * from './fakes/telnyx/fake-telnyx-server.js';
 export * from './fakes/twilio/fake-twilio-server.js';
 export * from './fakes/vonage/fake-vonage-server.js';

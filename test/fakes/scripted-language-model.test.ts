@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { ProviderApiError } from '../../core/errors.js';
 import type { LanguageModelEvent, StreamRequest } from '../../core/ports/language-model.port.js';
+import { runLanguageModelContract } from '../contracts/language-model.contract.js';
 import { ScriptedLanguageModel, VirtualClock, estimateUsage, splitWords } from './scripted-language-model.js';
 
 const tool = (name: string) => ({ name, description: `take ${name}`, parameters: { type: 'object', properties: {} } });
@@ -94,4 +96,21 @@ describe('ScriptedLanguageModel', () => {
     expect(splitWords('')).toEqual([]);
     expect(estimateUsage([{ role: 'user', content: '12345678' }], 'a b')).toEqual({ promptTokens: 2, completionTokens: 3 });
   });
+});
+
+// The scripted model keeps the port's promises too, so engine tests on it mean what they say.
+runLanguageModelContract('ScriptedLanguageModel', async () => {
+  const lm = new ScriptedLanguageModel();
+  return {
+    model: lm,
+    answerText: (text) => void lm.on({}, { text }, 1),
+    answerToolCalls: (calls, text) => void lm.on({}, { ...(text ? { text } : {}), toolCalls: calls }, 1),
+    answerSlowly: (text, delayMs) => void lm.on({}, { text, wordDelayMs: delayMs }, 1),
+    failNext: () => {
+      const error = new ProviderApiError('scripted', 'the scripted provider failed');
+      lm.on({}, { error }, 1).onExtract({}, { error }, 1);
+    },
+    answerJson: (value) => void lm.onExtract({}, { value }, 1),
+    close: async () => {},
+  };
 });
