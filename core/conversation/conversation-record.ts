@@ -1,5 +1,5 @@
 /**
- * From one record of a conversation to the fields a call's run carries (API.md 13): `gathered_context`, the
+ * From one record of a conversation to the fields a call's run carries (docs/conversation.md): `gathered_context`, the
  * disposition column, `cost_info.service_token_usage`, the transcript artifact behind `transcript_url`, and
  * `node_entered` / `variables_extracted` log entries. Pure; never throws.
  */

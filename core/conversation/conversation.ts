@@ -1,5 +1,5 @@
 /**
- * The conversation engine (API.md 13, docs/conversation.md): walks a workflow graph with a language model, text
+ * The conversation engine (docs/conversation.md): walks a workflow graph with a language model, text
  * in and text out. Pure: no I/O besides the `LanguageModel` it is given, time from the injected `Clock`.
  *
  * A conversation is driven by turns. Each turn method returns a `ConversationTurn`: an async iterable of

@@ -1,5 +1,5 @@
 /**
- * How conversations end (API.md 13): the disposition of each ending and the instructions the model gets when
+ * How conversations end (docs/conversation.md): the disposition of each ending and the instructions the model gets when
  * the engine, not the caller, asks it to speak (idle check-in, goodbyes). Pure.
  */
 import type { ConversationEndReason } from '../ports/conversation-record.port.js';

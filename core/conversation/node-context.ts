@@ -1,9 +1,9 @@
 /**
- * What the model is given at a node (API.md 13): the system prompt and the transition tools. Pure.
+ * What the model is given at a node (docs/conversation.md): the system prompt and the transition tools. Pure.
  *
  * System prompt: the globalNode's prompt, then a blank line, then the node's prompt, both rendered with the
  * conversation's templates. The global prompt is included only where the node's `add_global_prompt` is `true`,
- * as API.md 13 states; an absent flag means no global prompt. (Dograh treats an absent flag as true; our
+ * as the API contract states; an absent flag means no global prompt. (Dograh treats an absent flag as true; our
  * editors and the example write the flag explicitly, so the literal reading is the predictable one.)
  *
  * Tools: one per edge leaving the node, named by the edge's normalized label, described by its rendered

@@ -1,5 +1,5 @@
 /**
- * Prompt templates (API.md 13, docs/conversation.md): `{{var}}`, nested paths, fallbacks. Pure; never throws.
+ * Prompt templates (docs/conversation.md): `{{var}}`, nested paths, fallbacks. Pure; never throws.
  *
  * - `{{first_name}}`: a top-level value of the context (the initial context's own keys are top-level).
  * - `{{initial_context.phone}}`, `{{gathered_context.customer.city}}`: dotted paths into nested objects.

@@ -1,5 +1,5 @@
 /**
- * Variable extraction (API.md 13): leaving a node with `extraction_enabled`, one structured model call reads
+ * Variable extraction (docs/conversation.md): leaving a node with `extraction_enabled`, one structured model call reads
  * the conversation and returns its `extraction_variables`, each coerced to its declared type. Pure apart from
  * the model call it is given.
  *

@@ -1,5 +1,5 @@
 /**
- * One record of a conversation (API.md 12 and 13, docs/conversation.md): what a chat stores and shows, and what
+ * One record of a conversation (docs/conversation.md): what a chat stores and shows, and what
  * a call's run carries (transcript artifact, `gathered_context`, disposition, `cost_info.service_token_usage`,
  * `node_entered` / `variables_extracted` log entries). The conversation engine produces it the same way
  * whoever drives it; `runFieldsOfConversation` (core/conversation/conversation-record.ts) maps it to run fields.

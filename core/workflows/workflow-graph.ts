@@ -1,5 +1,5 @@
 /**
- * The workflow definition as a graph (API.md sections 7 and 13): nodes by id, the edges leaving each node, the
+ * The workflow definition as a graph (docs/api.md, docs/conversation.md): nodes by id, the edges leaving each node, the
  * start node, the globalNode, and the tool name each edge becomes for the model. One reading of the graph, used
  * by both the validator (on untrusted, possibly half-formed input) and the conversation engine (on a valid
  * definition), so "which node does an id name" and "what is an edge's tool called" are decided once.
