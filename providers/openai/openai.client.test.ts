@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { ProviderApiError } from '../../core/errors.js';
+import { policyFetch } from '../../plugins/sdk.js';
 import { FakeOpenAiServer } from '../../test/fakes/openai/fake-openai-server.js';
 import { OpenAiApiError, OpenAiClient, type ChatCompletionChunk, type OpenAiClientOptions } from './openai.client.js';
 
@@ -168,6 +169,39 @@ describe('OpenAiClient (transport rules)', () => {
     const err = await rejection(client({ fetch: refusing }).complete(body));
     expect(err.message).toBe('base_url refused: 169.254.169.254 is a cloud-metadata address');
     expect(calls).toBe(1);
+  });
+
+  describe("through the host's network policy fetch", () => {
+    const viaPolicy = (allowPrivateNetwork: boolean): typeof fetch =>
+      ((input: string | URL, init: RequestInit = {}) =>
+        policyFetch(String(input), { method: init.method, headers: init.headers as Record<string, string>, body: init.body as string, signal: init.signal ?? null }, {
+          allowPrivateNetwork,
+          field: 'base_url',
+          label: 'AI service base_url',
+        })) as typeof fetch;
+
+    it('streams, stops on abort and closes the connection', async () => {
+      fake.reply({ text: 'one two three' }, { text: 'a b c d e f', eventDelayMs: 200 });
+      const got = await chunks(client({ fetch: viaPolicy(true) }));
+      expect(got.flatMap((c) => c.choices?.[0]?.delta?.content ?? []).join('')).toBe('one two three');
+      const a = new AbortController();
+      const err = await rejection(
+        (async () => {
+          for await (const c of client({ fetch: viaPolicy(true) }).stream(body, a.signal)) if (c.choices?.[0]?.delta?.content) a.abort();
+        })(),
+      );
+      expect(err).toMatchObject({ name: 'AbortError' });
+      await new Promise((r) => setTimeout(r, 50));
+      expect(fake.requests[1]?.closedEarly).toBe(true);
+    });
+
+    it("reports a refused base_url with the policy's message, not retryable", async () => {
+      const err = await rejection(client({ fetch: viaPolicy(false) }).complete(body));
+      expect(err).toBeInstanceOf(ProviderApiError);
+      expect(err).toMatchObject({ retryable: false });
+      expect(err.message).toBe('base_url points at a private or loopback address, which this server does not allow (CALLPLANE_ALLOW_PRIVATE_NETWORK)');
+      expect(fake.requests).toHaveLength(0);
+    });
   });
 
   it('reports an unreachable server as a retryable ProviderApiError', async () => {

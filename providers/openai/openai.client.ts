@@ -15,7 +15,7 @@
  *   connection in the middle of a stream is one too.
  */
 import { createParser } from 'eventsource-parser';
-import { ProviderApiError, retryDelayMs } from '../../plugins/sdk.js';
+import { NetworkPolicyError, ProviderApiError, retryDelayMs } from '../../plugins/sdk.js';
 
 export const OPENAI_PROVIDER = 'openai';
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -236,6 +236,8 @@ export class OpenAiClient {
       return new OpenAiApiError(`The OpenAI-compatible server ${detail}`, true);
     }
     if (err instanceof ProviderApiError) return err;
+    // The policy fetch refused the base_url (an address, a redirect): its message is written for the user.
+    if (err instanceof NetworkPolicyError) return new OpenAiApiError(err.message, false);
     const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
     const reason = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : err instanceof Error ? err.message : 'network error';
     return new OpenAiApiError(`OpenAI-compatible server request failed: ${what} (${this.redact(reason)})`, true);
