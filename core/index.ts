@@ -5,6 +5,9 @@
 export * from './errors.js';
 
 // ports
+export * from './ports/ai-service-provider-catalog.port.js';
+export * from './ports/ai-service-provider.port.js';
+export * from './ports/ai-service.repository.port.js';
 export * from './ports/campaign.repository.port.js';
 export * from './ports/clock.port.js';
 export * from './ports/contact-list-parser.port.js';
@@ -13,6 +16,7 @@ export * from './ports/conversation-record.port.js';
 export * from './ports/crypto.port.js';
 export * from './ports/identity.repository.port.js';
 export * from './ports/job-scheduler.port.js';
+export * from './ports/language-model-factory.port.js';
 export * from './ports/language-model.port.js';
 export * from './ports/logger.port.js';
 export * from './ports/object-store.port.js';
@@ -28,6 +32,10 @@ export * from './ports/telephony-provider.port.js';
 export * from './ports/upload.repository.port.js';
 export * from './ports/usage.repository.port.js';
 export * from './ports/workflow.repository.port.js';
+
+// AI services
+export * from './ai-services/ai-service.js';
+export * from './ai-services/ai-services.use-case.js';
 
 // identity
 export * from './identity/api-keys.use-case.js';
@@ -51,6 +59,7 @@ export * from './workflows/ensure-workflow-can-receive-calls.use-case.js';
 export * from './workflows/example-definition.js';
 export * from './workflows/validate-workflow-definition.js';
 export * from './workflows/workflow-definition.schema.js';
+export * from './workflows/workflow-configurations.js';
 export * from './workflows/workflow-definition.js';
 export * from './workflows/workflow-graph.js';
 export * from './workflows/workflow.js';
@@ -80,6 +89,7 @@ export * from './calls/provider-webhooks.use-case.js';
 export * from './calls/receive-inbound-call.use-case.js';
 
 // campaigns and uploads
+export * from './campaigns/agent-readiness.js';
 export * from './campaigns/campaign-engine.js';
 export * from './campaigns/campaign.js';
 export * from './campaigns/campaigns.use-case.js';

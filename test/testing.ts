@@ -3,6 +3,7 @@
  * shared contract suites every built-in adapter runs, and the local fakes of provider APIs and of MongoDB's
  * driver. The suites use jest (`@jest/globals`); call them from a `*.test.ts` file.
  */
+export * from './contracts/ai-service.repository.contract.js';
 export * from './contracts/campaign.repository.contract.js';
 export * from './contracts/identity.repository.contract.js';
 export * from './contracts/job-repository.contract.js';
