@@ -182,6 +182,7 @@ describe('Conversation: the dental example from greeting to its endCall node', (
       wrong_person: 'The caller says they are not Dana or do not know them.',
     });
     expect(lm.streamRequests.every((r) => r.model === 'test-model' && r.temperature === 0.2)).toBe(true);
+    expect(lm.requests.every((r) => r.hasSignal)).toBe(true); // every model call can be aborted
     // The extraction call asked for will_attend by JSON schema and read the conversation.
     expect(lm.completeRequests).toHaveLength(1);
     expect(lm.completeRequests[0].schema).toMatchObject({ properties: { will_attend: { type: ['boolean', 'null'] } } });

@@ -79,6 +79,8 @@ export interface RecordedModelRequest {
   lastUser: string;
   messages: ChatMessage[];
   temperature?: number;
+  /** Whether the request carried an AbortSignal. */
+  hasSignal: boolean;
   /** `complete` only: the JSON schema asked for. */
   schema?: Record<string, unknown>;
 }
@@ -191,6 +193,7 @@ function record(kind: 'stream' | 'complete', request: StreamRequest | Structured
     toolDescriptions: Object.fromEntries(tools.map((t) => [t.name, t.description])),
     lastUser: lastUser?.content ?? '',
     messages,
+    hasSignal: request.signal instanceof AbortSignal,
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
   };
 }
