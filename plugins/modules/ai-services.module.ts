@@ -15,7 +15,7 @@ import { aiPolicyFetch, PluginLanguageModelFactory } from '../ai-language-model-
 import type { AiProviderRegistry } from '../provider-registry.js';
 import type { Settings } from '../settings.js';
 import { HttpRoutesToken, SettingsToken } from '../tokens.js';
-import { port, provide } from '../wire.js';
+import { port, provide } from './wire.js';
 
 /** The ports this module reads, typed once (wire.ts): a map entry naming the wrong port does not compile. */
 const Ports = {

@@ -1,5 +1,5 @@
 /**
- * Wiring by name (docs/architecture.md, "Wiring"): a module declares each binding as a typed dependency map
+ * Wiring by name: a module declares each binding as a typed dependency map
  * and an `init` that receives the map resolved, instead of `toResolvedValue(factory, [SymbolA, SymbolB])`
  * where two swapped ports only fail at run time. Ports are symbols; `port<T>(Symbol)` gives one the type it
  * stands for, once, so a dependency map entry of the wrong port fails to compile.
