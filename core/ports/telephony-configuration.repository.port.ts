@@ -1,7 +1,10 @@
-import type { TelephonyConfiguration } from '../telephony/telephony-configuration.js';
+import type { CredentialsCheck, TelephonyConfiguration } from '../telephony/telephony-configuration.js';
 
-/** A configuration to store: every field of `TelephonyConfiguration` but the ones the store assigns. */
-export type NewTelephonyConfiguration = Omit<TelephonyConfiguration, 'id' | 'organizationId' | 'createdAt' | 'updatedAt'> & { now: Date };
+/**
+ * A configuration to store: every field of `TelephonyConfiguration` but the ones the store assigns
+ * (`credentialsCheck` starts null: it is recorded with `recordCredentialsCheck` once the provider answered).
+ */
+export type NewTelephonyConfiguration = Omit<TelephonyConfiguration, 'id' | 'organizationId' | 'createdAt' | 'updatedAt' | 'credentialsCheck'> & { now: Date };
 
 export interface TelephonyConfigurationPatch {
   name?: string;
@@ -32,6 +35,12 @@ export interface TelephonyConfigurationRepository {
    * organization's (provider, account id, address). Idempotent.
    */
   update(organizationId: number, id: number, patch: TelephonyConfigurationPatch): Promise<TelephonyConfiguration | null>;
+  /**
+   * Stores what the provider said of the configuration's credentials (replacing any earlier check; `updatedAt`
+   * is left alone: a check is not a change of the configuration). Returns the configuration, or null when
+   * absent or in another organization. Idempotent.
+   */
+  recordCredentialsCheck(organizationId: number, id: number, check: CredentialsCheck): Promise<TelephonyConfiguration | null>;
   /** Deletes the configuration and its phone numbers at once. False when absent. Idempotent. */
   delete(organizationId: number, id: number): Promise<boolean>;
   /** Makes it the organization's only default for outbound calls, atomically. Null when absent. Idempotent. */

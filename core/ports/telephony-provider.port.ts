@@ -90,6 +90,13 @@ export interface ProviderMarkup {
 /** Why an inbound call is refused (also the `code` of the simulator's JSON answer). */
 export type InboundRefusal = 'phone_number_not_found' | 'workflow_archived';
 
+/** What the provider said when asked whether a configuration's credentials work. */
+export interface CredentialsCheckResult {
+  ok: boolean;
+  /** Human-readable: what was read (the account, the application) or why it failed. Never holds a secret. */
+  message: string;
+}
+
 /** What a persistent-connection provider (ARI) says about its link; shown by health checks. */
 export interface ProviderHealth {
   ok: boolean;
@@ -113,6 +120,16 @@ export interface TelephonyProvider {
    * throws: failures come back as `{ok: false, message}` (a warning; the caller keeps its change).
    */
   syncInboundWebhook(number: { address: string; addressNormalized: string; inboundUrl: string | null }): Promise<{ ok: boolean; message: string }>;
+  /**
+   * Asks the provider whether these credentials work, with an authenticated read that changes nothing at the
+   * provider (Twilio: fetch the account; Vonage: read the application with api_key/api_secret; Plivo: read the
+   * account; Telnyx: read the Call Control application `connection_id`; ARI: `GET /ari/asterisk/info`; the
+   * simulator always passes). `ok: true` only when the provider accepted them for the account id the
+   * configuration claims. Never throws: a refusal, an unreachable provider or a redirect come back as
+   * `{ok: false, message}` (no secret in it). Read-only, so safe to repeat; the host bounds it by a few
+   * seconds and treats a timeout as `{ok: false}`.
+   */
+  checkCredentials(): Promise<CredentialsCheckResult>;
   /** Checks the webhook's signature against the exact public URL. Pure; never throws. */
   verifyWebhook(request: WebhookRequest): boolean;
   /**

@@ -1,4 +1,4 @@
-import { DomainError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, DomainError, NotFoundError, ValidationError } from '../errors.js';
 import type { Clock } from '../ports/clock.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { NormalizedAddress, PhoneAddressNormalizer } from '../ports/phone-address-normalizer.port.js';
@@ -7,7 +7,7 @@ import type { WorkflowRepository } from '../ports/workflow.repository.port.js';
 import type { EnsureWorkflowCanReceiveCalls } from '../workflows/ensure-workflow-can-receive-calls.use-case.js';
 import type { PhoneNumber, PhoneNumberView } from './phone-number.js';
 import type { ProviderInstances } from './provider-instances.js';
-import type { TelephonyConfiguration } from './telephony-configuration.js';
+import { credentialsProven, type TelephonyConfiguration } from './telephony-configuration.js';
 import type { TelephonyConfigurationReader } from './telephony-configurations.use-case.js';
 import { inboundWebhookUrl } from './telephony-configuration.js';
 
@@ -47,6 +47,30 @@ export class PhoneNumberService {
   /** `InputError('workflow_not_found' | 'workflow_archived')` unless the workflow is active in the organization. */
   async requireBindableWorkflow(organizationId: number, workflowId: number): Promise<void> {
     await this.ensureWorkflow.execute(organizationId, workflowId);
+  }
+
+  /**
+   * Number ownership (API.md section 5, docs/security.md): `claimant` ran into another organization's claim on
+   * the same (provider, account id, normalized address). When the claimant's credentials checked ok and the
+   * holder's configuration never did, the holder's claim is unproven (anyone can type a public account id):
+   * it is detached (the number is removed from that configuration, logged) and true is returned so the
+   * claimant may take the number. Between two unproven or two proven claims the first one stands (false).
+   */
+  async detachUnprovenClaim(claimant: TelephonyConfiguration, addressNormalized: string): Promise<boolean> {
+    if (!credentialsProven(claimant)) return false;
+    const holder = await this.repo.findForInbound(claimant.provider, claimant.accountId, addressNormalized);
+    if (!holder || holder.organizationId === claimant.organizationId) return false;
+    const holderConfiguration = await this.configurations.findAnywhere(holder.telephonyConfigurationId);
+    if (holderConfiguration && credentialsProven(holderConfiguration)) return false;
+    const detached = await this.repo.delete(holder.organizationId, holder.telephonyConfigurationId, holder.id);
+    if (detached) {
+      this.log.warn({
+        phone_number_id: holder.id, organization_id: holder.organizationId, telephony_configuration_id: holder.telephonyConfigurationId,
+        claimed_by_organization_id: claimant.organizationId, claimed_by_telephony_configuration_id: claimant.id,
+        provider: claimant.provider, address_normalized: addressNormalized,
+      }, 'unproven phone number claim detached: another organization proved the provider account');
+    }
+    return true;
   }
 
   /** Pushes the number's binding (null: detach). A warning on failure, never an exception. */
@@ -90,14 +114,18 @@ export interface CreatePhoneNumberInput {
 export class CreatePhoneNumber {
   constructor(private readonly s: PhoneNumberService, private readonly clock: Clock) {}
 
-  /** Rule 1-2 of spec 4.6; conflicts 409 `phone_number_exists` / `phone_number_conflict`. */
+  /**
+   * Rule 1-2 of spec 4.6; conflicts 409 `phone_number_exists` / `phone_number_conflict`. Another
+   * organization's claim made with credentials that never checked ok gives way to a configuration whose
+   * credentials did (`PhoneNumberService.detachUnprovenClaim`).
+   */
   async execute(organizationId: number, configurationId: number, input: CreatePhoneNumberInput): Promise<PhoneNumberView> {
     const configuration = await this.s.configurations.require(organizationId, configurationId);
     const countryCode = input.countryCode ? input.countryCode.toUpperCase() : null;
     const normalized = this.s.normalize(input.address, countryCode);
     const inboundWorkflowId = input.inboundWorkflowId ?? null;
     if (inboundWorkflowId !== null) await this.s.requireBindableWorkflow(organizationId, inboundWorkflowId);
-    const number = await this.s.repo.create(organizationId, {
+    const create = () => this.s.repo.create(organizationId, {
       telephonyConfigurationId: configuration.id,
       provider: configuration.provider,
       accountId: configuration.accountId,
@@ -111,6 +139,15 @@ export class CreatePhoneNumber {
       inboundWorkflowId,
       now: this.clock.now(),
     });
+    let number: PhoneNumber;
+    try {
+      number = await create();
+    } catch (e) {
+      if (!(e instanceof ConflictError && e.code === 'phone_number_conflict')) throw e;
+      if (!(await this.s.detachUnprovenClaim(configuration, normalized.addressNormalized))) throw e;
+      // a proven claim that raced us to the same number wins: the conflict of this retry stands
+      number = await create();
+    }
     const providerSync = inboundWorkflowId !== null ? await this.s.sync(configuration, number, true) : undefined;
     return this.s.view(organizationId, number, providerSync);
   }

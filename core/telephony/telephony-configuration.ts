@@ -18,9 +18,30 @@ export interface TelephonyConfiguration {
   settings: Record<string, unknown>;
   /** Sensitive credential fields: field name → ciphertext of the JSON value. */
   secrets: Record<string, string>;
+  /**
+   * What the provider said of the current credentials when they were last stored (API.md section 5
+   * `credentials_check`); null until checked. Only `ok: true` proves the account id is the caller's.
+   */
+  credentialsCheck: CredentialsCheck | null;
   createdAt: Date;
   updatedAt: Date;
 }
+
+/**
+ * The result of asking the provider whether a configuration's credentials work (an authenticated read,
+ * `TelephonyProvider.checkCredentials`), and when it was asked.
+ */
+export interface CredentialsCheck {
+  ok: boolean;
+  message: string;
+  checkedAt: Date;
+}
+
+/**
+ * True when the provider accepted the configuration's current credentials: the one fact that proves the
+ * configuration's account id belongs to its organization (number claims, docs/security.md).
+ */
+export const credentialsProven = (c: Pick<TelephonyConfiguration, 'credentialsCheck'>): boolean => c.credentialsCheck?.ok === true;
 
 /** What the API shows of a configuration: credentials masked, plus its number count. */
 export interface TelephonyConfigurationView {

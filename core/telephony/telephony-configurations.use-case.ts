@@ -7,6 +7,7 @@ import type { TelephonyConfigurationRepository } from '../ports/telephony-config
 import type { TelephonyConfigurationUsage } from '../ports/telephony-configuration-usage.port.js';
 import type { TelephonyProviderCatalog } from '../ports/telephony-provider-catalog.port.js';
 import type { ProviderConfig, ProviderPlugin } from '../ports/telephony-provider.port.js';
+import type { CheckCredentials } from './check-credentials.use-case.js';
 import { presentCredentials, restoreMaskedSecrets } from './credential-mask.js';
 import type { CredentialVault } from './credential-vault.js';
 import type { ProviderInstances } from './provider-instances.js';
@@ -37,6 +38,15 @@ export class TelephonyConfigurationReader {
     return p;
   }
 
+  /**
+   * The configuration with this id in any organization, or null. Not tenant-scoped on purpose: only for
+   * judging another organization's claim on a number (whose credentials proved the account), never for a
+   * user-facing read.
+   */
+  async findAnywhere(id: number): Promise<TelephonyConfiguration | null> {
+    return this.repo.findForProviderEvent(id);
+  }
+
   /** Decrypted credentials. */
   open(c: TelephonyConfiguration): ProviderConfig {
     return this.vault.open(this.plugin(c.provider).manifest, c);
@@ -53,6 +63,12 @@ export class TelephonyConfigurationReader {
     const counts = await this.numbers.countByConfiguration(c.organizationId);
     return this.view(c, counts.get(c.id) ?? 0);
   }
+}
+
+/** JSON with object keys sorted: equal for equal credentials whatever order their fields came in. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v);
 }
 
 function validated(catalog: TelephonyProviderCatalog, config: Record<string, unknown>): ProviderConfig {
@@ -76,9 +92,13 @@ export class CreateTelephonyConfiguration {
     private readonly tokens: TokenService,
     private readonly instances: ProviderInstances,
     private readonly clock: Clock,
+    private readonly checkCredentials: Pick<CheckCredentials, 'execute'>,
   ) {}
 
-  /** Throws ValidationError (422) on a bad config, `ConflictError('telephony_configuration_name_taken')`. */
+  /**
+   * Stores the configuration, then asks the provider whether its credentials work (`credentialsCheck`, saved
+   * either way). Throws ValidationError (422) on a bad config, `ConflictError('telephony_configuration_name_taken')`.
+   */
   async execute(organizationId: number, input: { name: string; config: Record<string, unknown>; isDefaultOutbound: boolean }): Promise<TelephonyConfigurationView> {
     const provider = String(input.config.provider ?? '');
     const plugin = this.catalog.get(provider);
@@ -96,7 +116,7 @@ export class CreateTelephonyConfiguration {
       now: this.clock.now(),
     });
     await this.instances.configurationChanged(c);
-    return this.reader.view(c, 0);
+    return this.reader.view(await this.checkCredentials.execute(c), 0);
   }
 }
 
@@ -140,6 +160,7 @@ export class UpdateTelephonyConfiguration {
     private readonly numbers: PhoneNumberRepository,
     private readonly publicUrl: string,
     private readonly log: Logger,
+    private readonly checkCredentials: Pick<CheckCredentials, 'execute'>,
   ) {}
 
   /**
@@ -147,12 +168,15 @@ export class UpdateTelephonyConfiguration {
    * unsets an optional field), masked values equal to the stored value's mask keep the stored secret.
    * When `config` is sent and the configuration has numbers bound to agents, their inbound webhooks are
    * pushed again with the new credentials (a changed account must carry them) and `providerSync` reports it.
+   * When the credentials changed (or are sent again while their last check did not pass), the provider is asked
+   * whether they work (`credentialsCheck`).
    * Throws NotFoundError, InputError('provider_immutable'), ValidationError, ConflictError (name taken,
    * or a number colliding once the account id changes).
    */
   async execute(organizationId: number, id: number, patch: { name?: string; config?: Record<string, unknown> }): Promise<TelephonyConfigurationView> {
     const stored = await this.reader.require(organizationId, id);
     const change: { name?: string; accountId?: string; settings?: Record<string, unknown>; secrets?: Record<string, string>; now: Date } = { now: this.clock.now() };
+    let credentialsChanged = false;
     if (patch.name !== undefined) change.name = patch.name;
     if (patch.config !== undefined) {
       const sentProvider = patch.config.provider;
@@ -168,12 +192,15 @@ export class UpdateTelephonyConfiguration {
         else merged[k] = v;
       }
       const config = validated(this.catalog, { ...merged, provider: stored.provider });
+      credentialsChanged = canonical(credentialPart(config)) !== canonical(credentialPart(current));
       Object.assign(change, this.vault.seal(plugin.manifest, organizationId, stored.secretsKeyId, config));
       change.accountId = plugin.deriveAccountId(config);
     }
-    const updated = await this.repo.update(organizationId, id, change);
+    let updated = await this.repo.update(organizationId, id, change);
     if (!updated) throw configurationNotFound();
     await this.instances.configurationChanged(updated);
+    // sending unchanged credentials again asks again unless they already passed (a retry after a timeout)
+    if (patch.config !== undefined && (credentialsChanged || updated.credentialsCheck?.ok !== true)) updated = await this.checkCredentials.execute(updated);
     const view = await this.reader.viewOne(updated);
     if (patch.config === undefined) return view;
     const bound = (await this.numbers.list(organizationId, id)).filter((n) => n.inboundWorkflowId !== null);

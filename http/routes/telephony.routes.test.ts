@@ -80,6 +80,7 @@ describe('telephony API (API.md section 5)', () => {
         id: expect.any(Number), name: 'Main', provider: 'simulator', is_default_outbound: false,
         credentials: { account_id: 'acct-main', api_key: `${'*'.repeat(SECRET.length - 4)}9876`, ring_ms: 300, talk_ms: 1000 },
         phone_number_count: 0, created_at: expect.stringMatching(/Z$/), updated_at: expect.stringMatching(/Z$/),
+        credentials_check: { ok: true, message: 'The simulator places no real calls; its credentials always pass', checked_at: expect.stringMatching(/Z$/) },
       });
       const { open } = await storedConfig(r.body.id);
       expect(open).toEqual({ account_id: 'acct-main', api_key: SECRET, ring_ms: 300, talk_ms: 1000 });

@@ -8,7 +8,7 @@ import type {
   UpdateTelephonyConfiguration,
 } from '../../core/telephony/telephony-configurations.use-case.js';
 import { defineRoutes, type JsonSchema } from '../routing/route.js';
-import { anyObject, arr, bool, dateTime, id, int, nonBlank, obj, pathParams, str } from '../routing/schema-helpers.js';
+import { anyObject, arr, bool, dateTime, id, int, nonBlank, nullable, obj, pathParams, str } from '../routing/schema-helpers.js';
 
 export interface TelephonyRouteDeps {
   create: CreateTelephonyConfiguration;
@@ -33,6 +33,9 @@ export const presentConfiguration = (v: TelephonyConfigurationView) => ({
   is_default_outbound: v.configuration.isDefaultOutbound,
   credentials: v.credentials,
   phone_number_count: v.phoneNumberCount,
+  credentials_check: v.configuration.credentialsCheck
+    ? { ok: v.configuration.credentialsCheck.ok, message: v.configuration.credentialsCheck.message, checked_at: v.configuration.credentialsCheck.checkedAt.toISOString() }
+    : null,
   created_at: v.configuration.createdAt.toISOString(),
   updated_at: v.configuration.updatedAt.toISOString(),
   ...(v.providerSync ? { provider_sync: presentProviderSync(v.providerSync) } : {}),
@@ -42,10 +45,15 @@ const configurationSchema = obj(
   {
     id: id(), name: str(), provider: str(), is_default_outbound: bool(),
     credentials: anyObject({ description: 'Every credential field of the provider but `provider` and `from_numbers` (null when unset); sensitive values masked: all but the last 4 characters become `*` (4 or fewer: all `*`)' }),
-    phone_number_count: int({ minimum: 0 }), created_at: dateTime(), updated_at: dateTime(),
+    phone_number_count: int({ minimum: 0 }),
+    credentials_check: nullable(obj({ ok: bool(), message: str(), checked_at: dateTime() }, ['ok', 'message', 'checked_at'], {
+      description: 'What the provider said when asked (an authenticated read, on create and whenever the credentials change) whether these credentials work; null until checked. ' +
+        'The configuration is saved either way; only ok true lets its numbers outrank another organization\'s unproven claim on the same account',
+    })),
+    created_at: dateTime(), updated_at: dateTime(),
     provider_sync: providerSyncSchema,
   },
-  ['id', 'name', 'provider', 'is_default_outbound', 'credentials', 'phone_number_count', 'created_at', 'updated_at'],
+  ['id', 'name', 'provider', 'is_default_outbound', 'credentials', 'phone_number_count', 'credentials_check', 'created_at', 'updated_at'],
 );
 
 const metadataSchema = obj({

@@ -16,6 +16,7 @@ import { TelephonyConfigurationRepository } from '../../core/ports/telephony-con
 import { TelephonyConfigurationUsage } from '../../core/ports/telephony-configuration-usage.port.js';
 import { TelephonyProviderCatalog } from '../../core/ports/telephony-provider-catalog.port.js';
 import { WorkflowRepository } from '../../core/ports/workflow.repository.port.js';
+import { CheckCredentials } from '../../core/telephony/check-credentials.use-case.js';
 import { CredentialVault } from '../../core/telephony/credential-vault.js';
 import {
   CreatePhoneNumber, DeletePhoneNumber, GetPhoneNumber, ListPhoneNumbers, PhoneNumberService, SetDefaultCallerId, UpdatePhoneNumber,
@@ -103,15 +104,20 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
     (r: TelephonyConfigurationRepository, n: PhoneNumberRepository, v: CredentialVault) => new TelephonyConfigurationReader(r, n, registry, v),
     [TelephonyConfigurationRepository, PhoneNumberRepository, CredentialVault],
   ).inSingletonScope();
+  c.bind(CheckCredentials).toResolvedValue(
+    (r: TelephonyConfigurationRepository, i: ProviderInstances, clock: Clock, log: Logger) => new CheckCredentials(r, i, clock, log),
+    [TelephonyConfigurationRepository, ProviderInstances, Clock, Logger],
+  ).inSingletonScope();
   c.bind(CreateTelephonyConfiguration).toResolvedValue(
-    (r: TelephonyConfigurationRepository, rd: TelephonyConfigurationReader, v: CredentialVault, t: TokenService, i: ProviderInstances, clock: Clock) =>
-      new CreateTelephonyConfiguration(r, rd, registry, v, t, i, clock),
-    [TelephonyConfigurationRepository, TelephonyConfigurationReader, CredentialVault, TokenService, ProviderInstances, Clock],
+    (r: TelephonyConfigurationRepository, rd: TelephonyConfigurationReader, v: CredentialVault, t: TokenService, i: ProviderInstances, clock: Clock, check: CheckCredentials) =>
+      new CreateTelephonyConfiguration(r, rd, registry, v, t, i, clock, check),
+    [TelephonyConfigurationRepository, TelephonyConfigurationReader, CredentialVault, TokenService, ProviderInstances, Clock, CheckCredentials],
   ).inSingletonScope();
   c.bind(UpdateTelephonyConfiguration).toResolvedValue(
-    (r: TelephonyConfigurationRepository, rd: TelephonyConfigurationReader, v: CredentialVault, i: ProviderInstances, clock: Clock, n: PhoneNumberRepository, s: Settings, log: Logger) =>
-      new UpdateTelephonyConfiguration(r, rd, registry, v, i, clock, n, s.publicUrl, log),
-    [TelephonyConfigurationRepository, TelephonyConfigurationReader, CredentialVault, ProviderInstances, Clock, PhoneNumberRepository, SettingsToken, Logger],
+    (r: TelephonyConfigurationRepository, rd: TelephonyConfigurationReader, v: CredentialVault, i: ProviderInstances, clock: Clock, n: PhoneNumberRepository, s: Settings, log: Logger,
+      check: CheckCredentials) =>
+      new UpdateTelephonyConfiguration(r, rd, registry, v, i, clock, n, s.publicUrl, log, check),
+    [TelephonyConfigurationRepository, TelephonyConfigurationReader, CredentialVault, ProviderInstances, Clock, PhoneNumberRepository, SettingsToken, Logger, CheckCredentials],
   ).inSingletonScope();
   c.bind(ListTelephonyConfigurations).toResolvedValue(
     (r: TelephonyConfigurationRepository, n: PhoneNumberRepository, rd: TelephonyConfigurationReader) => new ListTelephonyConfigurations(r, n, rd),

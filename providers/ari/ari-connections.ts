@@ -10,7 +10,7 @@ import type { AriClient, AriClientOptions } from './ari.client.js';
 /** The part of `AriClient` Callplane uses (tests may give a double). */
 export type AriClientLike = Pick<
   AriClient,
-  'connect' | 'originate' | 'hangup' | 'answer' | 'continueInDialplan' | 'getChannel' | 'onEvent' | 'onHealthChange' | 'health' | 'close'
+  'connect' | 'originate' | 'hangup' | 'answer' | 'continueInDialplan' | 'getChannel' | 'onEvent' | 'onHealthChange' | 'health' | 'close' | 'checkCredentials'
 >;
 
 export type AriClientFactory = (options: AriClientOptions) => AriClientLike;

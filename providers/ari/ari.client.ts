@@ -599,6 +599,36 @@ export class AriClient {
   }
 
   /**
+   * Asks Asterisk who it is (`GET /ari/asterisk/info`) with the configuration's username and password, without
+   * the event socket and without following redirects (a 3xx is a failure: provider endpoints never redirect
+   * us). Never throws; read-only. `timeoutMs` bounds the request (default 5 000).
+   */
+  async checkCredentials(timeoutMs = 5_000): Promise<{ ok: boolean; message: string }> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.origin}/ari/asterisk/info`, {
+        headers: { Authorization: basic(this.credentials), Accept: 'application/json' },
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      return { ok: false, message: `Asterisk ARI is unreachable at ${this.origin}: ${redact(describe(err), this.credentials.password)}` };
+    }
+    const text = await res.text().catch(() => '');
+    if (res.status >= 300 && res.status < 400) return { ok: false, message: `Asterisk ARI at ${this.origin} answered a redirect (HTTP ${res.status}); redirects are not followed` };
+    if (res.status === 401 || res.status === 403) return { ok: false, message: 'Asterisk ARI rejected the username or password' };
+    if (res.status !== 200) return { ok: false, message: `Asterisk ARI answered HTTP ${res.status} to GET /ari/asterisk/info at ${this.origin}` };
+    let version = '';
+    try {
+      const v = (JSON.parse(text) as { system?: { version?: unknown } })?.system?.version;
+      if (typeof v === 'string') version = v;
+    } catch {
+      return { ok: false, message: `${this.origin} answered GET /ari/asterisk/info with something that is not ARI JSON` };
+    }
+    return { ok: true, message: `Asterisk${version ? ` ${version}` : ''} at ${this.origin} accepted the ARI credentials` };
+  }
+
+  /**
    * Fetches `resources.json` with our credentials before ari-client does: ari-client cannot tell a wrong
    * password or a non-ARI server from other failures (and swagger-client throws from a callback on them).
    */

@@ -69,7 +69,19 @@ describe('ARI through the running service', () => {
     expect(cfg.status).toBe(200);
     expect(cfg.body.credentials).toMatchObject({ ari_endpoint: fake.url, app_name: APP, ws_client_name: '', dial_template: 'PJSIP/{number}@trunk' });
     expect(cfg.body.credentials.app_password).not.toBe(PASSWORD);
+    // the credentials check read GET /ari/asterisk/info with the application's credentials
+    expect(cfg.body.credentials_check).toEqual({ ok: true, message: expect.stringContaining('accepted the ARI credentials'), checked_at: expect.any(String) });
+    expect(fake.requests.filter((q) => q.path === '/ari/asterisk/info').map((q) => [q.user, q.status])).toEqual([[APP, 200]]);
     configId = cfg.body.id;
+  });
+
+  it('a wrong ARI password is saved with a failed credentials check', async () => {
+    const r = await svc.post('/organizations/telephony-configs', {
+      name: 'Wrong password', config: { provider: 'ari', ari_endpoint: fake.url, app_name: 'other-app', app_password: 'not-the-password' },
+    }, auth);
+    expect(r.status).toBe(200);
+    expect(r.body.credentials_check).toMatchObject({ ok: false, message: 'Asterisk ARI rejected the username or password' });
+    expect((await svc.delete(`/organizations/telephony-configs/${r.body.id}`, auth)).status).toBe(200);
   });
   afterAll(async () => {
     await svc?.close();

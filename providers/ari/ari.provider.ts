@@ -293,6 +293,11 @@ export class AriProvider implements TelephonyProvider {
     return { kind: 'status', providerCallId, status, ...(call?.runId !== undefined ? { runId: call.runId } : {}), detail: `channel state ${channel.state}` };
   }
 
+  /** `GET /ari/asterisk/info` with the application's credentials (see `AriClient.checkCredentials`). */
+  async checkCredentials(): Promise<{ ok: boolean; message: string }> {
+    return this.client.checkCredentials();
+  }
+
   async syncInboundWebhook(number: { address: string; addressNormalized: string; inboundUrl: string | null }): Promise<{ ok: boolean; message: string }> {
     return {
       ok: true,

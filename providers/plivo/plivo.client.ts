@@ -89,6 +89,12 @@ export class PlivoClient {
     });
   }
 
+  /** The account of these credentials (GET /v1/Account/{auth_id}/). Throws ProviderApiError (HTTP 401 when refused). Read-only. */
+  async getAccount(): Promise<{ authId: string; name: string }> {
+    const d = obj(await this.request('fetch account', 'GET', '/'));
+    return { authId: typeof d.auth_id === 'string' ? d.auth_id : '', name: typeof d.name === 'string' ? d.name : '' };
+  }
+
   /** Makes a call (POST /Call/). Returns Plivo's request id; the call's own id (CallUUID) arrives in its callbacks. */
   async createCall(req: PlivoCallRequest): Promise<{ requestUuid: string }> {
     const body: Record<string, unknown> = {

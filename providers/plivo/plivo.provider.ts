@@ -12,6 +12,7 @@
  * whose status callback moves the run) or `inboundReject` (`<Speak>` + `<Hangup/>`).
  * Every webhook is checked with `X-Plivo-Signature-V3` against the exact public URL it was sent to.
  */
+import { ProviderApiError } from '../../core/errors.js';
 import { clampRingSeconds, dropUndefined, formParams, headerValue, lastParam, requireCallerNumber, syncFailure, withPlus } from '../../plugins/sdk.js';
 import type {
   InboundCall,
@@ -32,7 +33,7 @@ import { hangupXml, PLIVO_XML_CONTENT_TYPE, politeHangupXml, streamXml } from '.
 /** The part of `PlivoClient` the provider uses (a fake implements it in unit tests). */
 export type PlivoApi = Pick<
   PlivoClient,
-  'createCall' | 'hangupCall' | 'cancelRequest' | 'getCall' | 'getLiveCall' | 'getNumber' | 'linkNumber' | 'getApplication' | 'setApplicationAnswerUrl'
+  'createCall' | 'hangupCall' | 'cancelRequest' | 'getCall' | 'getLiveCall' | 'getNumber' | 'linkNumber' | 'getApplication' | 'setApplicationAnswerUrl' | 'getAccount'
 >;
 
 export interface PlivoProviderOptions {
@@ -119,6 +120,17 @@ export class PlivoProvider implements TelephonyProvider {
    * configuration). Without `application_id` nothing can be pushed: the answer is a warning saying what to set.
    * Unbinding leaves the link in place (Callplane then politely refuses the number's calls).
    */
+  /** Reads the account (GET /v1/Account/{auth_id}/) with the Auth ID and Auth Token. */
+  async checkCredentials(): Promise<{ ok: boolean; message: string }> {
+    try {
+      const account = await this.api.getAccount();
+      if (account.authId !== this.options.authId) return { ok: false, message: `Plivo answered for another account (${account.authId})` };
+      return { ok: true, message: `Plivo account ${account.authId}${account.name ? ` (${account.name})` : ''} is readable with these credentials` };
+    } catch (err) {
+      return { ok: false, message: err instanceof ProviderApiError ? err.detail : 'Plivo could not be reached' };
+    }
+  }
+
   async syncInboundWebhook(number: { address: string; addressNormalized: string; inboundUrl: string | null }): Promise<{ ok: boolean; message: string }> {
     const e164 = number.addressNormalized;
     if (!/^\+[1-9]\d{4,14}$/.test(e164)) {

@@ -97,6 +97,11 @@ export class SimulatorProvider implements TelephonyProvider {
     return this.finals.get(providerCallId) ?? null;
   }
 
+  /** The simulator has no account to ask: its credentials always pass (API.md section 8). */
+  async checkCredentials(): Promise<{ ok: boolean; message: string }> {
+    return { ok: true, message: 'The simulator places no real calls; its credentials always pass' };
+  }
+
   async syncInboundWebhook(number: { address: string; addressNormalized: string; inboundUrl: string | null }): Promise<{ ok: boolean; message: string }> {
     return {
       ok: true,

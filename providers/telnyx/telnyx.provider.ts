@@ -102,6 +102,20 @@ export class TelnyxProvider implements TelephonyProvider {
    * webhook URL is set when it has none, and reported (not overwritten) when it points elsewhere.
    * Unbinding leaves the number on the application (Callplane then politely declines its calls).
    */
+  /**
+   * Reads the Call Control application `connection_id` (the account id) with the API key: proves the key is
+   * valid and that the connection is one of its account's.
+   */
+  async checkCredentials(): Promise<{ ok: boolean; message: string }> {
+    try {
+      const app = await this.api.getApplication(this.options.connectionId);
+      if (!app) return { ok: false, message: `This Telnyx API key's account has no Call Control application ${this.options.connectionId}` };
+      return { ok: true, message: `Telnyx Call Control application ${app.id} is readable with this API key` };
+    } catch (err) {
+      return { ok: false, message: err instanceof ProviderApiError ? err.detail : 'Telnyx could not be reached' };
+    }
+  }
+
   async syncInboundWebhook(number: { address: string; addressNormalized: string; inboundUrl: string | null }): Promise<{ ok: boolean; message: string }> {
     const e164 = number.addressNormalized;
     if (!/^\+[1-9]\d{4,14}$/.test(e164)) {

@@ -54,6 +54,13 @@ export interface TwilioCreateCallRequest {
   timeoutSeconds?: number;
 }
 
+export interface TwilioAccountInfo {
+  sid: string;
+  friendlyName: string;
+  /** active, suspended or closed */
+  status: string;
+}
+
 export interface TwilioCallInfo {
   sid: string;
   /** queued, ringing, in-progress, completed, busy, failed, no-answer, canceled */
@@ -109,10 +116,12 @@ class CallplaneRequestClient extends twilio.RequestClient {
 export class TwilioClient {
   private readonly sdk: ReturnType<typeof twilio>;
   private readonly authToken: string;
+  private readonly accountSid: string;
 
   constructor(opts: TwilioClientOptions) {
     if (!opts.accountSid || !opts.authToken) throw new ProviderApiError('twilio', 'Twilio account SID and auth token are required');
     this.authToken = opts.authToken;
+    this.accountSid = opts.accountSid;
     const transport = new CallplaneRequestClient(
       opts.baseUrl?.replace(/\/+$/, ''),
       {
@@ -182,6 +191,15 @@ export class TwilioClient {
       if (err === NOT_FOUND) return null;
       throw err;
     }
+  }
+
+  /**
+   * The account these credentials open (GET /2010-04-01/Accounts/{sid}.json): proves the auth token belongs to
+   * the account SID. Throws ProviderApiError (HTTP 401 when Twilio refuses them). Read-only.
+   */
+  async fetchAccount(): Promise<TwilioAccountInfo> {
+    const a = await this.run('fetch account', () => this.sdk.api.v2010.accounts(this.accountSid).fetch());
+    return { sid: a.sid, friendlyName: a.friendlyName ?? '', status: String(a.status ?? '') };
   }
 
   /** The account's IncomingPhoneNumber with exactly this E.164 number; null when the account has none. */

@@ -10,6 +10,7 @@
  * exact public URL it was sent to.
  */
 import { clampRingSeconds, dropUndefined, formParams, headerValue, lastParam, requireCallerNumber, syncFailure } from '../../plugins/sdk.js';
+import { ProviderApiError } from '../../core/errors.js';
 import type { ProviderManifest } from '../../core/telephony/provider-manifest.js';
 import type {
   InboundCall,
@@ -27,7 +28,7 @@ import { isMachineAnswer, mapTwilioStatus } from './twilio.status-map.js';
 import { TWIML_CONTENT_TYPE, connectStreamTwiml, hangupTwiml, politeHangupTwiml } from './twilio.twiml.js';
 
 /** The part of `TwilioClient` the provider uses (a fake implements it in unit tests). */
-export type TwilioApi = Pick<TwilioClient, 'createCall' | 'hangupCall' | 'getCallStatus' | 'findIncomingNumber' | 'setIncomingNumberVoiceUrl'>;
+export type TwilioApi = Pick<TwilioClient, 'createCall' | 'hangupCall' | 'getCallStatus' | 'findIncomingNumber' | 'setIncomingNumberVoiceUrl' | 'fetchAccount'>;
 
 export interface TwilioProviderOptions {
   accountSid: string;
@@ -82,6 +83,18 @@ export class TwilioProvider implements TelephonyProvider {
       durationSeconds: mapped.outcome ? info.durationSeconds : undefined,
       detail: info.answeredBy ? `answered_by=${info.answeredBy}` : undefined,
     });
+  }
+
+  /** Fetches the account with the SID and auth token: only an active account of that SID passes. */
+  async checkCredentials(): Promise<{ ok: boolean; message: string }> {
+    try {
+      const account = await this.api.fetchAccount();
+      if (account.sid !== this.options.accountSid) return { ok: false, message: `Twilio answered for another account (${account.sid})` };
+      if (account.status !== 'active') return { ok: false, message: `Twilio account ${account.sid} is ${account.status || 'not active'}` };
+      return { ok: true, message: `Twilio account ${account.sid}${account.friendlyName ? ` (${account.friendlyName})` : ''} is active` };
+    } catch (err) {
+      return { ok: false, message: err instanceof ProviderApiError ? err.detail : 'Twilio could not be reached' };
+    }
   }
 
   async syncInboundWebhook(number: { address: string; addressNormalized: string; inboundUrl: string | null }): Promise<{ ok: boolean; message: string }> {

@@ -91,6 +91,20 @@ export class VonageProvider implements TelephonyProvider {
    * our inbound webhook (POST), which is checked and reported, not rewritten (an application update replaces
    * all its settings). Unbinding leaves the link (Callplane then politely refuses the number's calls).
    */
+  /**
+   * Reads the application with api_key/api_secret (Basic auth): proves the secret belongs to the api_key (the
+   * account id) and that the application is one of that account's.
+   */
+  async checkCredentials(): Promise<{ ok: boolean; message: string }> {
+    try {
+      const app = await this.api.getApplication();
+      if (!app) return { ok: false, message: `Vonage account ${this.options.apiKey} has no application ${this.options.applicationId}` };
+      return { ok: true, message: `Vonage account ${this.options.apiKey} opened application ${app.id}` };
+    } catch (err) {
+      return { ok: false, message: err instanceof ProviderApiError ? err.detail : 'Vonage could not be reached' };
+    }
+  }
+
   async syncInboundWebhook(number: { address: string; addressNormalized: string; inboundUrl: string | null }): Promise<{ ok: boolean; message: string }> {
     const digits = msisdn(number.addressNormalized);
     if (!digits) return { ok: false, message: `${number.address} is not an E.164 phone number; Vonage routes only numbers it owns` };

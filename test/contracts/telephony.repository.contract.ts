@@ -52,7 +52,7 @@ export function runTelephonyRepositoryContract(label: string, make: () => Promis
         const a = await h.configurations.create(orgA, config());
         expect(a).toEqual({
           id: expect.any(Number), organizationId: orgA, name: 'Main', provider: 'simulator', isDefaultOutbound: false, accountId: 'acct-1',
-          secretsKeyId: 'k-1', settings: { ring_ms: 300 }, secrets: { api_key: 'v1:cipher' }, createdAt: t0, updatedAt: t0,
+          secretsKeyId: 'k-1', settings: { ring_ms: 300 }, secrets: { api_key: 'v1:cipher' }, credentialsCheck: null, createdAt: t0, updatedAt: t0,
         });
         const b = await h.configurations.create(orgA, config({ name: 'Second', now: later(1) }));
         expect((await h.configurations.list(orgA)).map((c) => c.id)).toEqual([a.id, b.id]);
@@ -88,6 +88,22 @@ export function runTelephonyRepositoryContract(label: string, make: () => Promis
         expect(await h.configurations.setDefaultOutbound(orgA, a.id, later(3))).toMatchObject({ isDefaultOutbound: true });
         expect(await h.configurations.setDefaultOutbound(orgB, a.id, later(3))).toBeNull();
         expect((await h.configurations.getDefaultOutbound(orgB))!.id).toBe(other.id);
+      });
+
+      it('records the credentials check (replacing the last one, updatedAt untouched); null for absent or foreign', async () => {
+        const a = await h.configurations.create(orgA, config());
+        expect(a.credentialsCheck).toBeNull();
+        const refused = { ok: false, message: 'Twilio refused the credentials (HTTP 401)', checkedAt: later(1) };
+        expect(await h.configurations.recordCredentialsCheck(orgA, a.id, refused)).toMatchObject({ id: a.id, credentialsCheck: refused, updatedAt: t0 });
+        const accepted = { ok: true, message: 'Account "Main" is active', checkedAt: later(2) };
+        await h.configurations.recordCredentialsCheck(orgA, a.id, accepted);
+        expect((await h.configurations.get(orgA, a.id))!.credentialsCheck).toEqual(accepted);
+        expect((await h.configurations.findForProviderEvent(a.id))!.credentialsCheck).toEqual(accepted);
+        // a later update of the credentials keeps the stored check until the caller records a new one
+        expect((await h.configurations.update(orgA, a.id, { name: 'Renamed', now: later(3) }))!.credentialsCheck).toEqual(accepted);
+        expect(await h.configurations.recordCredentialsCheck(orgB, a.id, refused)).toBeNull();
+        expect(await h.configurations.recordCredentialsCheck(orgA, 999_999, refused)).toBeNull();
+        expect((await h.configurations.get(orgA, a.id))!.credentialsCheck).toEqual(accepted);
       });
 
       it('updates credentials and name partially; null for absent or foreign', async () => {

@@ -128,7 +128,7 @@ describe('campaign engine', () => {
     workflowId = wf.workflow.id;
     configuration = {
       id: 5, organizationId: org, name: 'Main', provider: 'fake', isDefaultOutbound: true, accountId: 'acc', secretsKeyId: 'k', settings: {}, secrets: {},
-      createdAt: clock.now(), updatedAt: clock.now(),
+      credentialsCheck: null, createdAt: clock.now(), updatedAt: clock.now(),
     };
     const listeners = new CallOutcomeListeners();
     statuses = new ApplyCallStatus(runs, listeners, clock, silentLogger);

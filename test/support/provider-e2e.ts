@@ -7,7 +7,6 @@
 import { expect } from '@jest/globals';
 import { callUrls } from '../../core/calls/provider-webhooks.use-case.js';
 import type { ProviderPlugin } from '../../core/ports/telephony-provider.port.js';
-import { RunRepository } from '../../core/ports/run.repository.port.js';
 import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
 import type { Run } from '../../core/runs/run.js';
 import { ProviderInstances } from '../../core/telephony/provider-instances.js';
@@ -58,10 +57,11 @@ export async function startProviderE2e(opts: ProviderE2eOptions): Promise<Provid
   const workflowId: number = wf.body.id;
   const cfg = await svc.post('/organizations/telephony-configs', opts.configuration, auth);
   expect(cfg.status).toBe(200);
+  // the provider (its fake) was asked whether the credentials work, with an authenticated read
+  expect(cfg.body.credentials_check).toEqual({ ok: true, message: expect.any(String), checked_at: expect.any(String) });
   const configId: number = cfg.body.id;
 
   async function placeOutbound(to: string, machineDetection: boolean) {
-    const runs = svc.container.get<RunRepository>(RunRepository);
     const configurations = svc.container.get<TelephonyConfigurationRepository>(TelephonyConfigurationRepository);
     const workflow = (await svc.get(`/workflow/${workflowId}`, auth)).body;
     const run = await runs.create(organizationId, {

@@ -3,7 +3,7 @@ import { ConflictError } from '../../../core/errors.js';
 import type {
   NewTelephonyConfiguration, TelephonyConfigurationPatch, TelephonyConfigurationRepository,
 } from '../../../core/ports/telephony-configuration.repository.port.js';
-import type { TelephonyConfiguration } from '../../../core/telephony/telephony-configuration.js';
+import type { CredentialsCheck, TelephonyConfiguration } from '../../../core/telephony/telephony-configuration.js';
 import { flagOnly, fromJsonText, isDuplicateKey, nextId, toJsonText } from './mongo-database.js';
 import { Collections, Indexes } from './mongo-schema.js';
 import type { PhoneNumberDocument } from './phone-number.mongo.js';
@@ -20,6 +20,8 @@ export interface TelephonyConfigurationDocument {
   secretsKeyId: string;
   settingsJson: string;
   secretsJson: string;
+  /** The provider's answer to the credentials check; absent or null until checked. */
+  credentialsCheck?: { ok: boolean; message: string; checkedAt: Date } | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -38,6 +40,7 @@ export const telephonyConfigurationToDocument = (c: TelephonyConfiguration): Tel
   secretsKeyId: c.secretsKeyId,
   settingsJson: toJsonText(c.settings),
   secretsJson: toJsonText(c.secrets),
+  credentialsCheck: c.credentialsCheck ? { ok: c.credentialsCheck.ok, message: c.credentialsCheck.message, checkedAt: new Date(c.credentialsCheck.checkedAt) } : null,
   createdAt: new Date(c.createdAt),
   updatedAt: new Date(c.updatedAt),
 });
@@ -52,6 +55,9 @@ export const telephonyConfigurationFromDocument = (d: TelephonyConfigurationDocu
   secretsKeyId: d.secretsKeyId,
   settings: fromJsonText<Record<string, unknown>>(d.settingsJson, {}),
   secrets: fromJsonText<Record<string, string>>(d.secretsJson, {}),
+  credentialsCheck: d.credentialsCheck
+    ? { ok: d.credentialsCheck.ok === true, message: String(d.credentialsCheck.message ?? ''), checkedAt: new Date(d.credentialsCheck.checkedAt) }
+    : null,
   createdAt: new Date(d.createdAt),
   updatedAt: new Date(d.updatedAt),
 });
@@ -85,7 +91,7 @@ export class MongoTelephonyConfigurationRepository implements TelephonyConfigura
     const configuration: TelephonyConfiguration = {
       id: await nextId(this.db, Collections.telephonyConfigurations), organizationId, name: input.name, provider: input.provider,
       isDefaultOutbound: false, accountId: input.accountId, secretsKeyId: input.secretsKeyId, settings: input.settings, secrets: input.secrets,
-      createdAt: input.now, updatedAt: input.now,
+      credentialsCheck: null, createdAt: input.now, updatedAt: input.now,
     };
     const doc = telephonyConfigurationToDocument(configuration);
     try {
@@ -144,6 +150,15 @@ export class MongoTelephonyConfigurationRepository implements TelephonyConfigura
 
   private async moveNumbersBack(organizationId: number, configurationId: number, movedTo: string, original: string, now: Date): Promise<void> {
     await this.numbers.updateMany({ organizationId, telephonyConfigurationId: configurationId, accountId: movedTo }, { $set: { accountId: original, updatedAt: now } });
+  }
+
+  async recordCredentialsCheck(organizationId: number, id: number, check: CredentialsCheck): Promise<TelephonyConfiguration | null> {
+    const d = await this.configurations.findOneAndUpdate(
+      { _id: id, organizationId },
+      { $set: { credentialsCheck: { ok: check.ok, message: check.message, checkedAt: new Date(check.checkedAt) } } },
+      { returnDocument: 'after' },
+    );
+    return d ? telephonyConfigurationFromDocument(d) : null;
   }
 
   async delete(organizationId: number, id: number): Promise<boolean> {

@@ -26,11 +26,16 @@ describe('telephony document mappers', () => {
   it('maps a configuration both ways with its lower-cased name key', () => {
     const c = {
       id: 1, organizationId: 2, name: 'Main ÉLAN', provider: 'twilio', isDefaultOutbound: true, accountId: 'AC1', secretsKeyId: 'k',
-      settings: { account_sid: 'AC1' }, secrets: { auth_token: 'v1:abc' }, createdAt: t, updatedAt: t,
+      settings: { account_sid: 'AC1' }, secrets: { auth_token: 'v1:abc' }, credentialsCheck: null, createdAt: t, updatedAt: t,
     };
     const doc = telephonyConfigurationToDocument(c);
     expect(doc).toMatchObject({ _id: 1, nameKey: 'main élan', isDefaultOutbound: true, settingsJson: '{"account_sid":"AC1"}', secretsJson: '{"auth_token":"v1:abc"}' });
     expect(telephonyConfigurationFromDocument(doc)).toEqual(c);
+    const checked = { ...c, credentialsCheck: { ok: true, message: 'Account is active', checkedAt: t } };
+    expect(telephonyConfigurationFromDocument(telephonyConfigurationToDocument(checked))).toEqual(checked);
+    // documents written before the check existed read as never checked
+    const { credentialsCheck: _absent, ...legacy } = doc;
+    expect(telephonyConfigurationFromDocument(legacy).credentialsCheck).toBeNull();
   });
   it('maps a phone number both ways', () => {
     const n = {

@@ -1,11 +1,12 @@
 import { ConflictError } from '../../../core/errors.js';
 import type { NewTelephonyConfiguration, TelephonyConfigurationPatch, TelephonyConfigurationRepository } from '../../../core/ports/telephony-configuration.repository.port.js';
-import type { TelephonyConfiguration } from '../../../core/telephony/telephony-configuration.js';
+import type { CredentialsCheck, TelephonyConfiguration } from '../../../core/telephony/telephony-configuration.js';
 import { fromMs, isUniqueViolation, toMs, type SqliteDatabase } from './database.js';
 
 export interface TelephonyConfigurationRow {
   id: number; organization_id: number; name: string; name_key: string; provider: string; is_default_outbound: number;
   account_id: string; secrets_key_id: string; settings: string; secrets: string; created_at: number; updated_at: number;
+  credentials_check_ok: number | null; credentials_check_message: string | null; credentials_checked_at: number | null;
 }
 
 export const telephonyConfigurationFromRow = (r: TelephonyConfigurationRow): TelephonyConfiguration => ({
@@ -18,6 +19,9 @@ export const telephonyConfigurationFromRow = (r: TelephonyConfigurationRow): Tel
   secretsKeyId: r.secrets_key_id,
   settings: JSON.parse(r.settings) as Record<string, unknown>,
   secrets: JSON.parse(r.secrets) as Record<string, string>,
+  credentialsCheck: r.credentials_check_ok === null || r.credentials_check_ok === undefined || r.credentials_checked_at === null || r.credentials_checked_at === undefined
+    ? null
+    : { ok: r.credentials_check_ok === 1, message: r.credentials_check_message ?? '', checkedAt: fromMs(r.credentials_checked_at) },
   createdAt: fromMs(r.created_at),
   updatedAt: fromMs(r.updated_at),
 });
@@ -56,6 +60,9 @@ export class SqliteTelephonyConfigurationRepository implements TelephonyConfigur
         'UPDATE phone_numbers SET account_id = ?, updated_at = ? WHERE organization_id = ? AND telephony_configuration_id = ?'),
       deleteNumbers: db.prepare<[number, number]>('DELETE FROM phone_numbers WHERE organization_id = ? AND telephony_configuration_id = ?'),
       delete: db.prepare<[number, number]>('DELETE FROM telephony_configurations WHERE organization_id = ? AND id = ?'),
+      recordCheck: db.prepare<[number, string, number, number, number], TelephonyConfigurationRow>(
+        `UPDATE telephony_configurations SET credentials_check_ok = ?, credentials_check_message = ?, credentials_checked_at = ?
+         WHERE organization_id = ? AND id = ? RETURNING *`),
     };
   }
 
@@ -110,6 +117,11 @@ export class SqliteTelephonyConfigurationRepository implements TelephonyConfigur
       if (isUniqueViolation(e, 'phone_numbers')) throw numberConflict();
       throw e;
     }
+  }
+
+  async recordCredentialsCheck(organizationId: number, id: number, check: CredentialsCheck): Promise<TelephonyConfiguration | null> {
+    const r = this.q.recordCheck.get(check.ok ? 1 : 0, check.message, toMs(check.checkedAt), organizationId, id);
+    return r ? telephonyConfigurationFromRow(r) : null;
   }
 
   async delete(organizationId: number, id: number): Promise<boolean> {

@@ -26,10 +26,18 @@ describe('telephony row mappers', () => {
     expect(telephonyConfigurationFromRow({
       id: 1, organization_id: 2, name: 'N', name_key: 'n', provider: 'simulator', is_default_outbound: 1, account_id: 'a', secrets_key_id: 'k',
       settings: '{"x":1}', secrets: '{"s":"c"}', created_at: 1000, updated_at: 2000,
+      credentials_check_ok: null, credentials_check_message: null, credentials_checked_at: null,
     })).toEqual({
       id: 1, organizationId: 2, name: 'N', provider: 'simulator', isDefaultOutbound: true, accountId: 'a', secretsKeyId: 'k',
-      settings: { x: 1 }, secrets: { s: 'c' }, createdAt: new Date(1000), updatedAt: new Date(2000),
+      settings: { x: 1 }, secrets: { s: 'c' }, credentialsCheck: null, createdAt: new Date(1000), updatedAt: new Date(2000),
     });
+  });
+  it('maps a configuration row with its credentials check', () => {
+    expect(telephonyConfigurationFromRow({
+      id: 1, organization_id: 2, name: 'N', name_key: 'n', provider: 'twilio', is_default_outbound: 0, account_id: 'a', secrets_key_id: 'k',
+      settings: '{}', secrets: '{}', created_at: 1000, updated_at: 2000,
+      credentials_check_ok: 0, credentials_check_message: 'refused', credentials_checked_at: 3000,
+    }).credentialsCheck).toEqual({ ok: false, message: 'refused', checkedAt: new Date(3000) });
   });
   it('maps a phone number row', () => {
     expect(phoneNumberFromRow({

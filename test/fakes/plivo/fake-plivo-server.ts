@@ -126,6 +126,10 @@ export class FakePlivoServer extends FakeHttpServer<RecordedPlivoRequest> {
     const m = req.method ?? 'GET';
     const body = json ?? {};
 
+    if (m === 'GET' && p === '/') {
+      // the account of these credentials (Plivo's GET /v1/Account/{auth_id}/): the credentials check reads it
+      return reply(200, { api_id: randomUUID(), account_type: 'standard', auth_id: this.authId, name: 'Fake Plivo account', cash_credits: '10.00000', resource_uri: prefix });
+    }
     if (m === 'POST' && p === '/Call/') {
       for (const f of ['from', 'to', 'answer_url']) {
         if (typeof body[f] !== 'string' || !body[f]) return error(400, { [f]: ['This field is required.'] });

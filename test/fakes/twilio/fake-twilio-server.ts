@@ -109,6 +109,14 @@ export class FakeTwilioServer extends FakeHttpServer<RecordedTwilioRequest> {
     const planned = this.takePlanned(method, url.pathname);
     if (planned) return reply(planned.status, planned.body, planned.headers);
 
+    if (method === 'GET' && url.pathname === `/2010-04-01/Accounts/${this.accountSid}.json`) {
+      // the account of these credentials (the credentials check fetches it)
+      return reply(200, {
+        sid: this.accountSid, friendly_name: 'Fake Twilio account', status: 'active', type: 'Full', owner_account_sid: this.accountSid,
+        date_created: new Date(0).toUTCString(), date_updated: new Date(0).toUTCString(), auth_token: this.authToken,
+        uri: `/2010-04-01/Accounts/${this.accountSid}.json`, subresource_uris: {},
+      });
+    }
     const prefix = `/2010-04-01/Accounts/${this.accountSid}/`;
     if (!url.pathname.startsWith(prefix)) {
       return reply(404, twilioError(20404, `The requested resource ${url.pathname} was not found`, 404));
