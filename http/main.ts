@@ -2,7 +2,9 @@ import 'reflect-metadata';
 import type express from 'express';
 import type { Server } from 'node:http';
 import { PinoLogger } from '../adapters/logging/pino-logger.js';
+import type { Logger } from '../core/ports/logger.port.js';
 import { attachHttpServer, buildContainer, ExpressAppToken } from '../plugins/composition-root.js';
+import { providerFaultOf } from '../plugins/provider-faults.js';
 import { ProviderRegistry } from '../plugins/provider-registry.js';
 import type { Lifecycle } from '../plugins/lifecycle.js';
 import { ensureSecretKey, loadSettings, SettingsError, type Settings } from '../plugins/settings.js';
@@ -27,6 +29,7 @@ export async function startService(env: NodeJS.ProcessEnv = process.env): Promis
   // third-party provider plugins load first: a bad one stops start-up, and their sensitive fields are redacted from logs
   const providers = await ProviderRegistry.load(settings);
   const logger = PinoLogger.create({ level: settings.logLevel, extraSensitive: providers.sensitiveFieldNames() });
+  guardLogger = logger;
   const container = buildContainer({ settings, secretKey, logger, providers });
   const lifecycle = container.get<Lifecycle>(LifecycleToken);
   let server: Server | null = null;
@@ -62,6 +65,39 @@ export async function startService(env: NodeJS.ProcessEnv = process.env): Promis
   return { server, settings, stop };
 }
 
+/** Where the process guard logs once the service's logger exists (stderr before). */
+let guardLogger: Logger | undefined;
+
+export type StrayErrorKind = 'uncaughtException' | 'unhandledRejection';
+
+/**
+ * What the process guard does with an error that escaped every handler. A provider connection's fault
+ * (`providerFaultOf`: tagged, claimed by its provider, e.g. an error thrown from inside ari-client, or a
+ * `ProviderApiError`) is logged and survived: that configuration shows unhealthy through its own health and its
+ * connection retries, while every other configuration and the API keep working. Anything else is an unknown,
+ * possibly corrupting error: logged with its stack, then `exit(1)`. Returns whether the process survives.
+ */
+export function handleStrayError(err: unknown, kind: StrayErrorKind, exit: (code: number) => void = (code) => process.exit(code)): boolean {
+  const fault = providerFaultOf(err);
+  if (fault) {
+    const fields = { kind, provider: fault.provider, telephony_configuration_id: fault.configurationId, err: fault.message };
+    if (guardLogger) guardLogger.error(fields, 'a provider connection failed outside any handler; the service keeps running');
+    else process.stderr.write(`callplane: ${kind} from provider ${fault.provider}: ${fault.message} (the service keeps running)\n`);
+    return true;
+  }
+  const e = err as Error | undefined;
+  guardLogger?.error({ kind, err: e?.message ?? String(err) }, 'unexpected error outside any handler; exiting');
+  process.stderr.write(`callplane: fatal ${kind}: ${e?.stack ?? String(err)}\n`);
+  exit(1);
+  return false;
+}
+
+/** Installs the process-level guard (`handleStrayError` for uncaught exceptions and unhandled rejections). */
+export function guardProcess(): void {
+  process.on('uncaughtException', (err) => handleStrayError(err, 'uncaughtException'));
+  process.on('unhandledRejection', (reason) => handleStrayError(reason, 'unhandledRejection'));
+}
+
 /** SIGTERM/SIGINT stop the service gracefully, then exit (0, or 1 when stopping failed). */
 export function exitOnSignals(service: RunningService): void {
   const onSignal = (signal: string) => {
@@ -76,6 +112,7 @@ export function exitOnSignals(service: RunningService): void {
 }
 
 if (isMainModule(import.meta.url)) {
+  guardProcess();
   startService().then(
     exitOnSignals,
     (err: unknown) => {

@@ -96,7 +96,15 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
    * A misconfigured or hostile endpoint: `/ari/api-docs/*` requests answer `status` (302) with `Location:
    * location`, after the first `after` of them (default 0) were served normally, before any auth check.
    */
-  redirectApiDocs?: { location: string; after?: number; status?: number };
+  get redirectApiDocs(): { location: string; after?: number; status?: number } | undefined {
+    return this.redirecting;
+  }
+  /** Setting it (again) starts counting `after` anew. */
+  set redirectApiDocs(plan: { location: string; after?: number; status?: number } | undefined) {
+    this.redirecting = plan;
+    this.apiDocsServed = 0;
+  }
+  private redirecting?: { location: string; after?: number; status?: number };
   /** Overrides the api-docs' `basePath` (normally the request's host): a server pointing the SDK elsewhere. */
   apiDocsBasePath?: string;
   /**

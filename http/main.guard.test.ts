@@ -1,0 +1,32 @@
+import { describe, expect, it } from '@jest/globals';
+import { ProviderApiError } from '../core/errors.js';
+import { markProviderFault } from '../plugins/provider-faults.js';
+import { handleStrayError } from './main.js';
+
+describe('the process guard', () => {
+  it('survives an error attributable to one provider connection', () => {
+    const exits: number[] = [];
+    const exit = (code: number) => exits.push(code);
+    expect(handleStrayError(markProviderFault(new Error('socket blew up'), { provider: 'ari', configurationId: 3 }), 'uncaughtException', exit)).toBe(true);
+    expect(handleStrayError(new ProviderApiError('twilio', 'unreachable'), 'unhandledRejection', exit)).toBe(true);
+    const fromSdk = new TypeError('cb.redirect is not a function');
+    fromSdk.stack = `${fromSdk.message}\n    at x (/app/node_modules/swagger-client/lib/swagger.js:1300:19)`;
+    expect(handleStrayError(fromSdk, 'uncaughtException', exit)).toBe(true);
+    expect(exits).toEqual([]);
+  });
+
+  it('exits 1 after logging an unknown error', () => {
+    const exits: number[] = [];
+    const write = process.stderr.write;
+    const lines: string[] = [];
+    process.stderr.write = ((s: string) => lines.push(s) > 0) as unknown as typeof process.stderr.write;
+    try {
+      expect(handleStrayError(new RangeError('our own bug'), 'uncaughtException', (c) => exits.push(c))).toBe(false);
+      expect(handleStrayError('a string', 'unhandledRejection', (c) => exits.push(c))).toBe(false);
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(exits).toEqual([1, 1]);
+    expect(lines.join('')).toContain('callplane: fatal uncaughtException: RangeError: our own bug');
+  });
+});
