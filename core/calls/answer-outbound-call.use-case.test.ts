@@ -5,10 +5,11 @@ import type { ProviderMarkup, ProviderPlugin, TelephonyProvider, WebhookRequest 
 import type { Run } from '../runs/run.js';
 import type { TelephonyConfiguration } from '../telephony/telephony-configuration.js';
 import { AnswerOutboundCall } from './answer-outbound-call.use-case.js';
+import { CallUrls } from './call-urls.js';
 
 const PUBLIC = 'https://cp.example.test/';
 
-function setup(opts: { answering?: boolean; validSignature?: boolean; signMedia?: boolean } = {}) {
+function setup(opts: { answering?: boolean; validSignature?: boolean } = {}) {
   const calls: Array<{ request: WebhookRequest; ctx: { runId: number; mediaUrl: string; statusCallbackUrl: string } }> = [];
   const verified: WebhookRequest[] = [];
   const instance = {
@@ -41,9 +42,8 @@ function setup(opts: { answering?: boolean; validSignature?: boolean; signMedia?
     { findForProviderEvent: async (id: number) => (runs.get(id) as Run) ?? null },
     { findForProviderEvent: async (id: number) => (configurations.get(id) as TelephonyConfiguration) ?? null },
     { forConfiguration: (c: TelephonyConfiguration) => (c.id === 10 ? instance : ({} as TelephonyProvider)) },
-    PUBLIC,
+    new CallUrls(PUBLIC, { signUrl: (p: string, runId: number, url: string) => `${url}?token=${p}.${runId}` }),
     silentLogger,
-    opts.signMedia ? { signUrl: (p: string, runId: number, url: string) => `${url}?token=${p}.${runId}` } : undefined,
   );
   return { useCase, calls, verified };
 }
@@ -52,7 +52,7 @@ const request: WebhookRequest = { publicUrl: `${PUBLIC}api/v1/telephony/acme/ans
 
 describe('AnswerOutboundCall', () => {
   it("answers the provider's markup with the run's signed media URL and status URL, after verifying the signature", async () => {
-    const { useCase, calls, verified } = setup({ signMedia: true });
+    const { useCase, calls, verified } = setup();
     const markup = await useCase.execute('acme', 1, request);
     expect(markup).toEqual({ contentType: 'text/xml', body: '<Response run="1"/>' });
     expect(verified).toEqual([{ ...request, runId: 1 }]);
@@ -64,12 +64,6 @@ describe('AnswerOutboundCall', () => {
         statusCallbackUrl: 'https://cp.example.test/api/v1/telephony/acme/status/1',
       },
     }]);
-  });
-
-  it('gives the unsigned media URL when no media tokens are configured', async () => {
-    const { useCase, calls } = setup();
-    await useCase.execute('acme', 1, request);
-    expect(calls[0]!.ctx.mediaUrl).toBe('wss://cp.example.test/api/v1/telephony/acme/media/1');
   });
 
   it('refuses a bad signature with 403 signature_invalid and builds no markup', async () => {

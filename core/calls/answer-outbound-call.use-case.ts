@@ -5,8 +5,7 @@ import type { TelephonyConfigurationRepository } from '../ports/telephony-config
 import type { TelephonyProviderCatalog } from '../ports/telephony-provider-catalog.port.js';
 import type { ProviderMarkup, TelephonyProvider, WebhookRequest } from '../ports/telephony-provider.port.js';
 import type { ProviderInstances } from '../telephony/provider-instances.js';
-import type { MediaTokens } from './media-token.js';
-import { callUrls } from './provider-webhooks.use-case.js';
+import type { CallUrls } from './call-urls.js';
 
 type AnsweringProvider = TelephonyProvider & Required<Pick<TelephonyProvider, 'answerOutbound'>>;
 
@@ -18,7 +17,7 @@ const canAnswer = (p: TelephonyProvider): p is AnsweringProvider => typeof p.ans
  *
  * The run (tenant-free lookup by id) → its configuration of this provider → that configuration's instance
  * verifies the signature → its `answerOutbound` markup, with the run's media WebSocket URL (signed with a
- * media token when `MediaTokens` is bound) and status callback URL.
+ * media token by `CallUrls`) and status callback URL.
  *
  * Errors: 404 `provider_not_found` (no such plugin); 403 `signature_invalid` for a bad signature **and** for a
  * run that does not exist or is not a call of this provider (an unauthenticated caller learns nothing about
@@ -31,10 +30,9 @@ export class AnswerOutboundCall {
     private readonly runs: Pick<RunRepository, 'findForProviderEvent'>,
     private readonly configurations: Pick<TelephonyConfigurationRepository, 'findForProviderEvent'>,
     private readonly instances: Pick<ProviderInstances, 'forConfiguration'>,
-    private readonly publicUrl: string,
+    /** Builds the status and (signed) media URLs the markup gives the provider. */
+    private readonly urls: Pick<CallUrls, 'status' | 'media'>,
     private readonly log: Logger,
-    /** Signs the media URL the markup gives the provider (core/calls/media-token.ts). */
-    private readonly mediaTokens?: Pick<MediaTokens, 'signUrl'>,
   ) {}
 
   async execute(provider: string, runId: number, request: WebhookRequest): Promise<ProviderMarkup> {
@@ -52,9 +50,7 @@ export class AnswerOutboundCall {
       this.log.warn({ provider, run_id: runId }, 'answer request signature invalid');
       throw signatureInvalid();
     }
-    const urls = callUrls(this.publicUrl, provider, runId);
-    const mediaUrl = this.mediaTokens ? this.mediaTokens.signUrl(provider, runId, urls.mediaUrl) : urls.mediaUrl;
-    return instance.answerOutbound(verified, { runId, mediaUrl, statusCallbackUrl: urls.statusCallbackUrl });
+    return instance.answerOutbound(verified, { runId, mediaUrl: this.urls.media(provider, runId), statusCallbackUrl: this.urls.status(provider, runId) });
   }
 
   /** The instance of the run's configuration when the run is a call of `provider`; null otherwise. */

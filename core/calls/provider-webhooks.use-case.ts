@@ -6,18 +6,8 @@ import type { TelephonyProviderCatalog } from '../ports/telephony-provider-catal
 import type { InboundRefusal, ProviderMarkup, ProviderPlugin, WebhookRequest } from '../ports/telephony-provider.port.js';
 import type { ProviderInstances } from '../telephony/provider-instances.js';
 import type { ApplyCallStatus } from './apply-call-status.use-case.js';
-import type { MediaTokens } from './media-token.js';
+import type { CallUrls } from './call-urls.js';
 import type { ReceiveInboundCall } from './receive-inbound-call.use-case.js';
-
-/** Our URLs for one call of `provider`: status callbacks, TwiML-style answer and media WebSocket. */
-export function callUrls(publicUrl: string, provider: string, runId: number) {
-  const base = `${publicUrl.replace(/\/+$/, '')}/api/v1/telephony/${provider}`;
-  return {
-    statusCallbackUrl: `${base}/status/${runId}`,
-    answerUrl: `${base}/answer/${runId}`,
-    mediaUrl: `${base.replace(/^http/, 'ws')}/media/${runId}`,
-  };
-}
 
 const providerNotFound = () => new NotFoundError('provider_not_found', 'No such telephony provider');
 const signatureInvalid = () => new ForbiddenError('signature_invalid', 'The webhook signature does not match');
@@ -104,10 +94,9 @@ export class HandleInboundWebhook {
     private readonly configurations: TelephonyConfigurationRepository,
     private readonly instances: ProviderInstances,
     private readonly receive: ReceiveInboundCall,
-    private readonly publicUrl: string,
+    /** Builds the status and (signed) media URLs the answer markup gives the provider. */
+    private readonly urls: Pick<CallUrls, 'status' | 'media'>,
     private readonly log: Logger,
-    /** Signs the media URL the answer markup gives the provider (core/calls/media-token.ts). */
-    private readonly mediaTokens?: Pick<MediaTokens, 'signUrl'>,
   ) {}
 
   async execute(provider: string, request: WebhookRequest, authenticate?: AuthenticateCaller): Promise<InboundWebhookResult> {
@@ -131,11 +120,10 @@ export class HandleInboundWebhook {
     }
     const result = await this.receive.execute({ provider, accountId: call.accountId, providerCallId: call.providerCallId, from: call.from, to: call.to });
     if (result.kind === 'refused') return { kind: 'markup', markup: this.refusal(p, result.reason) };
-    const urls = callUrls(this.publicUrl, provider, result.run.id);
-    const mediaUrl = this.mediaTokens ? this.mediaTokens.signUrl(provider, result.run.id, urls.mediaUrl) : urls.mediaUrl;
+    const runId = result.run.id;
     return {
       kind: 'markup',
-      markup: instance.inboundAnswer({ runId: result.run.id, providerCallId: call.providerCallId, mediaUrl, statusCallbackUrl: urls.statusCallbackUrl }),
+      markup: instance.inboundAnswer({ runId, providerCallId: call.providerCallId, mediaUrl: this.urls.media(provider, runId), statusCallbackUrl: this.urls.status(provider, runId) }),
     };
   }
 

@@ -1,11 +1,11 @@
 import { isWorkflowUnavailable, type EnsureWorkflowCanReceiveCalls } from '../workflows/ensure-workflow-can-receive-calls.use-case.js';
 import type { CallOutcomeListener } from '../calls/call-outcome-listener.js';
 import type { ApplyCallStatus } from '../calls/apply-call-status.use-case.js';
+import type { PlaceOutboundCall } from '../calls/place-outbound-call.use-case.js';
 import type { CampaignRepository, ClaimResult } from '../ports/campaign.repository.port.js';
 import type { Clock } from '../ports/clock.port.js';
 import type { JobScheduler } from '../ports/job-scheduler.port.js';
 import type { Logger } from '../ports/logger.port.js';
-import type { PhoneNumberRepository } from '../ports/phone-number.repository.port.js';
 import type { RunRepository } from '../ports/run.repository.port.js';
 import type { TelephonyConfigurationRepository } from '../ports/telephony-configuration.repository.port.js';
 import type { CallOutcome, NormalizedCallEvent, TelephonyProvider } from '../ports/telephony-provider.port.js';
@@ -20,8 +20,6 @@ export const DISPATCH_JOB = 'campaign.dispatch';
 export const RECONCILE_JOB = 'campaign.reconcile';
 
 export interface CampaignEngineOptions {
-  /** Our public base URL (provider callbacks). */
-  publicUrl: string;
   /** How long a claimed attempt may wait for its provider call before the sweep hands it back (ms). */
   leaseMs: number;
   /**
@@ -44,7 +42,9 @@ export interface CampaignEngineOptions {
 /** The parts of the telephony feature the engine uses. */
 export interface CampaignEngineTelephony {
   configurations: Pick<TelephonyConfigurationRepository, 'get'>;
-  numbers: Pick<PhoneNumberRepository, 'getDefaultCaller' | 'list'>;
+  /** Places every call (creates its run, builds its signed URLs, dials) and knows the caller id. */
+  calls: Pick<PlaceOutboundCall, 'execute' | 'callerNumber'>;
+  /** Reconciliation asks a placed call's provider about it. */
   providers: { forConfiguration(configuration: TelephonyConfiguration): TelephonyProvider };
   statuses: Pick<ApplyCallStatus, 'execute'>;
 }
@@ -67,8 +67,8 @@ export function outcomeOfRun(run: Run): CallOutcome {
  *   one by one through `CampaignRepository.claimNextContact` (atomic, under `max_concurrency`) and places each
  *   claimed attempt without waiting for the call. It stops at the cap (a freed slot triggers it again), or when
  *   nothing is due (then a `campaign.dispatch` job is scheduled for the next due time, or the campaign completes).
- * - Placing: attempt `dialing` → run created (`queued`) → run attached (from here never redialed) → provider
- *   `placeCall` with the attempt id as idempotency key → `placed`. A refused dial ends the run `failed` through
+ * - Placing (`PlaceOutboundCall`): attempt `dialing` → run created (`queued`) → run attached (from here never
+ *   redialed) → provider `placeCall` with the attempt id as idempotency key and the URLs `CallUrls` builds → `placed`. A refused dial ends the run `failed` through
  *   the one status path and logs `call_dispatch_failed`.
  * - `onRunFinished` (a `CallOutcomeListener`): records the outcome (retry or final, counters, slot freed),
  *   evaluates the circuit breaker, and triggers dispatch at once.
@@ -85,7 +85,7 @@ export class CampaignEngine implements CallOutcomeListener {
   constructor(
     private readonly campaigns: CampaignRepository,
     private readonly ensureWorkflow: Pick<EnsureWorkflowCanReceiveCalls, 'execute'>,
-    private readonly runs: RunRepository,
+    private readonly runs: Pick<RunRepository, 'get'>,
     private readonly telephony: CampaignEngineTelephony,
     private readonly scheduler: JobScheduler,
     private readonly clock: Clock,
@@ -199,7 +199,7 @@ export class CampaignEngine implements CallOutcomeListener {
       });
       return;
     }
-    const callerNumber = await this.callerNumber(organizationId, configuration.id);
+    const callerNumber = await this.telephony.calls.callerNumber(organizationId, configuration.id);
 
     while (!this.stopping) {
       const now = this.clock.now();
@@ -242,23 +242,6 @@ export class CampaignEngine implements CallOutcomeListener {
     }
   }
 
-  /** The caller id providers dial from: the normalized address (E.164 for PSTN), never the display form. */
-  private async callerNumber(organizationId: number, configurationId: number): Promise<string | null> {
-    const preferred = await this.telephony.numbers.getDefaultCaller(organizationId, configurationId);
-    if (preferred?.isActive) return preferred.addressNormalized;
-    const any = (await this.telephony.numbers.list(organizationId, configurationId)).find((n) => n.isActive);
-    return any?.addressNormalized ?? null;
-  }
-
-  private callbackUrls(provider: string, runId: number) {
-    const base = `${this.options.publicUrl}/api/v1/telephony/${provider}`;
-    return {
-      statusCallbackUrl: `${base}/status/${runId}`,
-      answerUrl: `${base}/answer/${runId}`,
-      mediaUrl: `${base.replace(/^http/, 'ws')}/media/${runId}`,
-    };
-  }
-
   private async place(
     campaign: Campaign, contact: CampaignContact, attempt: ContactAttempt, configuration: TelephonyConfiguration, definitionId: number,
     callerNumber: string | null,
@@ -272,32 +255,23 @@ export class CampaignEngine implements CallOutcomeListener {
         await this.campaigns.releaseAttempt(org, attempt.id, now);
         return;
       }
-      const run = await this.runs.create(org, {
-        workflowId: campaign.workflowId, definitionId, name: `${campaign.name} · ${contact.phoneNumber} · attempt ${attempt.attemptNumber}`,
-        mode: 'outbound', campaignId: campaign.id, attemptId: attempt.id, telephonyConfigurationId: configuration.id,
-        provider: configuration.provider, callerNumber, calledNumber: contact.phoneNumber,
+      const result = await this.telephony.calls.execute({
+        configuration, workflowId: campaign.workflowId, definitionId, name: `${campaign.name} · ${contact.phoneNumber} · attempt ${attempt.attemptNumber}`,
+        campaignId: campaign.id, attemptId: attempt.id, attemptKey: String(attempt.id), to: contact.phoneNumber, from: callerNumber,
         initialContext: {
           ...contact.context, phone_number: contact.phoneNumber, called_number: contact.phoneNumber, caller_number: callerNumber,
           campaign_id: campaign.id, attempt: attempt.attemptNumber,
         },
-        now,
+        machineDetection: true, ringTimeoutSeconds: this.options.ringTimeoutSeconds,
+        beforeDial: async (run) => (await this.campaigns.attachRun(org, attempt.id, { runId: run.id, now: this.clock.now() })) !== null,
       });
-      if (!(await this.campaigns.attachRun(org, attempt.id, { runId: run.id, now: this.clock.now() }))) return;
-      let providerCallId: string;
-      try {
-        const provider = this.telephony.providers.forConfiguration(configuration);
-        const placed = await provider.placeCall({
-          attemptKey: String(attempt.id), organizationId: org, runId: run.id, to: contact.phoneNumber, from: callerNumber,
-          ...this.callbackUrls(configuration.provider, run.id), machineDetection: true,
-          ringTimeoutSeconds: this.options.ringTimeoutSeconds,
-        });
-        providerCallId = placed.providerCallId;
-      } catch (e) {
-        await this.dispatchFailed(campaign, contact, attempt, run.id, configuration.provider, e as Error);
+      if (result.kind === 'stopped') return;
+      if (result.kind === 'failed') {
+        await this.dispatchFailed(campaign, contact, attempt, result.run.id, configuration.provider, result.error);
         return;
       }
       const placedAt = this.clock.now();
-      await this.campaigns.markPlaced(org, attempt.id, { providerCallId, now: placedAt, checkAt: new Date(placedAt.getTime() + this.options.reconcileAfterMs) });
+      await this.campaigns.markPlaced(org, attempt.id, { providerCallId: result.providerCallId, now: placedAt, checkAt: new Date(placedAt.getTime() + this.options.reconcileAfterMs) });
     } catch (e) {
       this.log.error({ campaign_id: campaign.id, attempt_id: attempt.id, err: (e as Error)?.message }, 'placing a campaign call failed');
     }

@@ -59,5 +59,5 @@ export interface ProviderSync {
   message: string;
 }
 
-/** The URL a provider posts inbound calls of `provider` to. */
-export const inboundWebhookUrl = (publicUrl: string, provider: string) => `${publicUrl.replace(/\/+$/, '')}/api/v1/telephony/${provider}/inbound`;
+/** The URL a provider posts inbound calls of `provider` to (built by core/calls/call-urls.ts, the one URL builder). */
+export { inboundWebhookUrl } from '../calls/call-urls.js';

@@ -1,6 +1,7 @@
 import type { Container } from 'inversify';
 import { ApplyCallStatus } from '../../core/calls/apply-call-status.use-case.js';
 import { CallOutcomeListeners } from '../../core/calls/call-outcome-listener.js';
+import { PlaceOutboundCall } from '../../core/calls/place-outbound-call.use-case.js';
 import { CampaignEngine } from '../../core/campaigns/campaign-engine.js';
 import { CampaignQueries, ChangeCampaignState, ContactSourceLoader, CreateCampaign, UpdateCampaign } from '../../core/campaigns/campaigns.use-case.js';
 import { CampaignRepository } from '../../core/ports/campaign.repository.port.js';
@@ -36,7 +37,7 @@ import { HttpRoutesToken, LifecycleToken } from '../tokens.js';
  * Binds the campaign storage as the telephony feature's `TelephonyConfigurationUsage` (the "in use" check).
  */
 export function campaignsModule(c: Container, settings: Settings): void {
-  const needed = [CampaignRepository, UploadRepository, TelephonyConfigurationRepository, PhoneNumberRepository, ProviderInstances, ApplyCallStatus, RunViews];
+  const needed = [CampaignRepository, UploadRepository, TelephonyConfigurationRepository, PhoneNumberRepository, ProviderInstances, ApplyCallStatus, RunViews, PlaceOutboundCall];
   if (!needed.every((t) => c.isBound(t))) return;
 
   const usage = (campaigns: CampaignRepository): TelephonyConfigurationUsage => ({
@@ -54,10 +55,10 @@ export function campaignsModule(c: Container, settings: Settings): void {
   const timing = settings.campaignEngine;
   c.bind(CampaignEngine).toResolvedValue(
     (campaigns: CampaignRepository, ensure: EnsureWorkflowCanReceiveCalls, runs: RunRepository, configurations: TelephonyConfigurationRepository,
-      numbers: PhoneNumberRepository, providers: ProviderInstances, statuses: ApplyCallStatus, listeners: CallOutcomeListeners, scheduler: JobScheduler,
+      calls: PlaceOutboundCall, providers: ProviderInstances, statuses: ApplyCallStatus, listeners: CallOutcomeListeners, scheduler: JobScheduler,
       clock: Clock, log: Logger, lifecycle: Lifecycle) => {
-      const engine = new CampaignEngine(campaigns, ensure, runs, { configurations, numbers, providers, statuses }, scheduler, clock, log.child({ component: 'campaign-engine' }), {
-        publicUrl: settings.publicUrl, leaseMs: timing.leaseMs, reconcileAfterMs: timing.reconcileAfterMs, maxCallMs: timing.maxCallMs,
+      const engine = new CampaignEngine(campaigns, ensure, runs, { configurations, calls, providers, statuses }, scheduler, clock, log.child({ component: 'campaign-engine' }), {
+        leaseMs: timing.leaseMs, reconcileAfterMs: timing.reconcileAfterMs, maxCallMs: timing.maxCallMs,
         sweepIntervalMs: timing.sweepIntervalMs, ringTimeoutSeconds: 30, runsDispatch: settings.role !== 'api',
       });
       listeners.add(engine);
@@ -65,7 +66,7 @@ export function campaignsModule(c: Container, settings: Settings): void {
       lifecycle.onStop('campaign-engine', () => engine.stop());
       return engine;
     },
-    [CampaignRepository, EnsureWorkflowCanReceiveCalls, RunRepository, TelephonyConfigurationRepository, PhoneNumberRepository, ProviderInstances,
+    [CampaignRepository, EnsureWorkflowCanReceiveCalls, RunRepository, TelephonyConfigurationRepository, PlaceOutboundCall, ProviderInstances,
       ApplyCallStatus, CallOutcomeListeners, JobScheduler, Clock, Logger, LifecycleToken],
   ).inSingletonScope();
   // the engine exists in every role (its outcome listener, its jobs); workers also sweep and dispatch

@@ -2,6 +2,8 @@ import type { Container } from 'inversify';
 import { AnswerOutboundCall } from '../../core/calls/answer-outbound-call.use-case.js';
 import { ApplyCallStatus } from '../../core/calls/apply-call-status.use-case.js';
 import { CallOutcomeListeners } from '../../core/calls/call-outcome-listener.js';
+import { CallUrls } from '../../core/calls/call-urls.js';
+import { PlaceOutboundCall } from '../../core/calls/place-outbound-call.use-case.js';
 import { HandleInboundWebhook, HandleStatusWebhook } from '../../core/calls/provider-webhooks.use-case.js';
 import { MediaTokens } from '../../core/calls/media-token.js';
 import { ReceiveInboundCall } from '../../core/calls/receive-inbound-call.use-case.js';
@@ -150,10 +152,16 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
     (runs: RunRepository, cfg: TelephonyConfigurationRepository, i: ProviderInstances, apply: ApplyCallStatus, log: Logger) => new HandleStatusWebhook(registry, runs, cfg, i, apply, log),
     [RunRepository, TelephonyConfigurationRepository, ProviderInstances, ApplyCallStatus, Logger],
   ).inSingletonScope();
+  // every URL a provider is given, the media one signed (MediaTokens: the media module)
+  c.bind(CallUrls).toResolvedValue((s: Settings, tokens: MediaTokens) => new CallUrls(s.publicUrl, tokens), [SettingsToken, MediaTokens]).inSingletonScope();
+  c.bind(PlaceOutboundCall).toResolvedValue(
+    (runs: RunRepository, n: PhoneNumberRepository, i: ProviderInstances, urls: CallUrls, clock: Clock) => new PlaceOutboundCall(runs, n, i, urls, clock),
+    [RunRepository, PhoneNumberRepository, ProviderInstances, CallUrls, Clock],
+  ).inSingletonScope();
   c.bind(HandleInboundWebhook).toResolvedValue(
-    (cfg: TelephonyConfigurationRepository, i: ProviderInstances, receive: ReceiveInboundCall, s: Settings, log: Logger, media: MediaTokens | undefined) =>
-      new HandleInboundWebhook(registry, cfg, i, receive, s.publicUrl, log, media),
-    [TelephonyConfigurationRepository, ProviderInstances, ReceiveInboundCall, SettingsToken, Logger, { serviceIdentifier: MediaTokens, optional: true }],
+    (cfg: TelephonyConfigurationRepository, i: ProviderInstances, receive: ReceiveInboundCall, urls: CallUrls, log: Logger) =>
+      new HandleInboundWebhook(registry, cfg, i, receive, urls, log),
+    [TelephonyConfigurationRepository, ProviderInstances, ReceiveInboundCall, CallUrls, Logger],
   ).inSingletonScope();
 
   c.bind(HttpRoutesToken).toResolvedValue(
@@ -172,9 +180,9 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
     [HandleStatusWebhook, HandleInboundWebhook, SettingsToken],
   );
   c.bind(AnswerOutboundCall).toResolvedValue(
-    (runs: RunRepository, cfg: TelephonyConfigurationRepository, i: ProviderInstances, s: Settings, log: Logger, media: MediaTokens | undefined) =>
-      new AnswerOutboundCall(registry, runs, cfg, i, s.publicUrl, log, media),
-    [RunRepository, TelephonyConfigurationRepository, ProviderInstances, SettingsToken, Logger, { serviceIdentifier: MediaTokens, optional: true }],
+    (runs: RunRepository, cfg: TelephonyConfigurationRepository, i: ProviderInstances, urls: CallUrls, log: Logger) =>
+      new AnswerOutboundCall(registry, runs, cfg, i, urls, log),
+    [RunRepository, TelephonyConfigurationRepository, ProviderInstances, CallUrls, Logger],
   ).inSingletonScope();
   c.bind(HttpRoutesToken).toResolvedValue(
     (answer: AnswerOutboundCall, s: Settings) => telephonyAnswerRoutes({ answer, publicUrl: s.publicUrl }),

@@ -4,7 +4,7 @@
  * case as HTTP callbacks; inbound StasisStart is routed to the bound workflow.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { callUrls } from '../../core/calls/provider-webhooks.use-case.js';
+import { CallUrls } from '../../core/calls/call-urls.js';
 import { RunRepository } from '../../core/ports/run.repository.port.js';
 import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
 import { ProviderInstances } from '../../core/telephony/provider-instances.js';
@@ -50,7 +50,7 @@ describe('ARI through the running service', () => {
     const provider = instances().forConfiguration(configuration!);
     const request = {
       attemptKey: `attempt-${run.id}`, organizationId, runId: run.id, to, from: '1000',
-      ...callUrls(svc.settings.publicUrl, 'ari', run.id), machineDetection: false, ringTimeoutSeconds: 30,
+      ...svc.container.get(CallUrls).forCall('ari', run.id), machineDetection: false, ringTimeoutSeconds: 30,
     };
     return { run, provider, request, placed: await provider.placeCall(request) };
   }

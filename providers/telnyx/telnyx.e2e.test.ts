@@ -3,6 +3,7 @@
  * the fake Telnyx API, and webhooks signed as Telnyx signs them (Ed25519 over `timestamp|raw body`).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { MediaTokens } from '../../core/calls/media-token.js';
 import { FakeTelnyxServer } from '../../test/fakes/telnyx/fake-telnyx-server.js';
 import { BOUND, PUBLIC, startProviderE2e, UNBOUND, type ProviderE2e } from '../../test/support/provider-e2e.js';
 import type { TestService } from '../../test/support/test-service.js';
@@ -65,7 +66,11 @@ describe('Telnyx through the running service', () => {
   it('dials and follows signed events ringing → in_progress → completed', async () => {
     const { run, callControlId } = await placeOutbound('+15557654321', false);
     const dial = fake.requests.filter((q) => q.path === '/v2/calls').at(-1)?.json;
-    expect(dial).toMatchObject({ webhook_url: `${PUBLIC}/api/v1/telephony/telnyx/status/${run.id}`, stream_url: `wss://cp.example.test/api/v1/telephony/telnyx/media/${run.id}` });
+    expect(dial).toMatchObject({ webhook_url: `${PUBLIC}/api/v1/telephony/telnyx/status/${run.id}` });
+    // Telnyx streams to the URL it is given: it carries the run's media token
+    const stream = new URL(String(dial?.stream_url));
+    expect(`${stream.origin}${stream.pathname}`).toBe(`wss://cp.example.test/api/v1/telephony/telnyx/media/${run.id}`);
+    expect(svc.container.get(MediaTokens).verify('telnyx', run.id, stream.searchParams.get('token'))).toBe('valid');
     expect((await runOf(run.id)).status).toBe('queued');
     const status = `/telephony/telnyx/status/${run.id}`;
     const payload = { call_control_id: callControlId, from: BOUND, to: '+15557654321', direction: 'outgoing' };

@@ -3,6 +3,7 @@
  * the fake Vonage, and webhooks signed as Vonage signs them (HS256 JWT with the body's payload_hash).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { MediaTokens } from '../../core/calls/media-token.js';
 import { FakeVonageServer } from '../../test/fakes/vonage/fake-vonage-server.js';
 import { BOUND, PUBLIC, startProviderE2e, UNBOUND, type ProviderE2e } from '../../test/support/provider-e2e.js';
 import type { TestService } from '../../test/support/test-service.js';
@@ -68,7 +69,10 @@ describe('Vonage through the running service', () => {
     const { run, uuid } = await placeOutbound('+15557654321', false);
     const create = fake.requests.filter((q) => q.path === '/v1/calls').at(-1)?.json;
     expect(create).toMatchObject({ event_url: [`${PUBLIC}/api/v1/telephony/vonage/status/${run.id}`] });
-    expect(JSON.stringify(create?.ncco)).toContain(`wss://cp.example.test/api/v1/telephony/vonage/media/${run.id}`);
+    // Vonage connects the NCCO's websocket as given: its URI carries the run's media token
+    const uri = new URL(String((create?.ncco as Array<{ endpoint?: Array<{ uri?: string }> }>)[0]?.endpoint?.[0]?.uri));
+    expect(`${uri.origin}${uri.pathname}`).toBe(`wss://cp.example.test/api/v1/telephony/vonage/media/${run.id}`);
+    expect(svc.container.get(MediaTokens).verify('vonage', run.id, uri.searchParams.get('token'))).toBe('valid');
     const status = `/telephony/vonage/status/${run.id}`;
     expect((await vonagePost(status, event(uuid, 'started'))).status).toBe(200);
     expect((await vonagePost(status, event(uuid, 'ringing'))).status).toBe(200);

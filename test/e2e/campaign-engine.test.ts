@@ -8,7 +8,11 @@ import { SqliteCampaignRepository } from '../../adapters/storage/sqlite/campaign
 import { openMigratedSqlite, type SqliteDatabase } from '../../adapters/storage/sqlite/database.js';
 import { SqliteRunRepository } from '../../adapters/storage/sqlite/run.sqlite.js';
 import { SqliteWorkflowRepository } from '../../adapters/storage/sqlite/workflow.sqlite.js';
+import { HmacUrlSigner } from '../../adapters/crypto/node-crypto.js';
 import { ApplyCallStatus } from '../../core/calls/apply-call-status.use-case.js';
+import { CallUrls } from '../../core/calls/call-urls.js';
+import { MediaTokens } from '../../core/calls/media-token.js';
+import { PlaceOutboundCall } from '../../core/calls/place-outbound-call.use-case.js';
 import { CallOutcomeListeners } from '../../core/calls/call-outcome-listener.js';
 import { DEFAULT_CIRCUIT_BREAKER, DEFAULT_RETRY_CONFIG, type Campaign, type CircuitBreakerConfig, type RetryConfig } from '../../core/campaigns/campaign.js';
 import { CampaignEngine, DISPATCH_JOB, type CampaignEngineOptions } from '../../core/campaigns/campaign-engine.js';
@@ -107,9 +111,10 @@ describe('campaign engine', () => {
   let org: number;
   let workflowId: number;
   let configuration: TelephonyConfiguration | null;
+  let mediaTokens: MediaTokens;
 
   const options: CampaignEngineOptions = {
-    publicUrl: 'http://cp.test', leaseMs: 30_000, reconcileAfterMs: 60_000, maxCallMs: 3_600_000, sweepIntervalMs: 10_000,
+    leaseMs: 30_000, reconcileAfterMs: 60_000, maxCallMs: 3_600_000, sweepIntervalMs: 10_000,
     ringTimeoutSeconds: 30, runsDispatch: true,
   };
 
@@ -132,13 +137,17 @@ describe('campaign engine', () => {
     };
     const listeners = new CallOutcomeListeners();
     statuses = new ApplyCallStatus(runs, listeners, clock, silentLogger);
+    const providers = { forConfiguration: () => provider as unknown as TelephonyProvider };
+    const numbers = {
+      getDefaultCaller: async () => ({ address: '+1 (555) 999-0000', addressNormalized: '+15559990000', isActive: true }) as never,
+      list: async () => [],
+    };
+    mediaTokens = new MediaTokens(new HmacUrlSigner('campaign-engine-test-secret-0123456789abcdef'), clock, 900);
+    const calls = new PlaceOutboundCall(runs, numbers, providers, new CallUrls('http://cp.test', mediaTokens), clock);
     const telephony = {
       configurations: { get: async (_o: number, id: number) => (configuration && configuration.id === id ? configuration : null) },
-      numbers: {
-        getDefaultCaller: async () => ({ address: '+1 (555) 999-0000', addressNormalized: '+15559990000', isActive: true }) as never,
-        list: async () => [],
-      },
-      providers: { forConfiguration: () => provider as unknown as TelephonyProvider },
+      calls,
+      providers,
       statuses,
     };
     const ensure = new EnsureWorkflowCanReceiveCalls(workflows);
@@ -181,8 +190,16 @@ describe('campaign engine', () => {
     await start(c);
     expect(provider.placed.map((p) => p.to)).toEqual(SIX);
     expect(provider.placed[1]).toMatchObject({
-      attemptKey: expect.stringMatching(/^\d+$/), from: '+15559990000', statusCallbackUrl: expect.stringMatching(/^http:\/\/cp\.test\/api\/v1\/telephony\/fake\/status\/\d+$/),
+      attemptKey: expect.stringMatching(/^\d+$/), from: '+15559990000', statusCallbackUrl: `http://cp.test/api/v1/telephony/fake/status/${provider.placed[1]!.runId}`,
+      answerUrl: `http://cp.test/api/v1/telephony/fake/answer/${provider.placed[1]!.runId}`,
     });
+    // the media URL the provider is given carries a token for exactly this run, valid now
+    for (const p of provider.placed) {
+      const media = new URL(p.mediaUrl);
+      expect(`${media.origin}${media.pathname}`).toBe(`ws://cp.test/api/v1/telephony/fake/media/${p.runId}`);
+      expect(mediaTokens.verify('fake', p.runId, media.searchParams.get('token'))).toBe('valid');
+      expect(mediaTokens.verify('fake', p.runId + 1, media.searchParams.get('token'))).toBe('invalid');
+    }
     const run = (await runs.get(org, provider.placed[1]!.runId))!;
     expect(run).toMatchObject({ mode: 'outbound', campaignId: c.id, calledNumber: '+15550000001', callerNumber: '+15559990000', status: 'queued' });
     expect(run.initialContext).toEqual({

@@ -1,15 +1,14 @@
 /**
  * The scaffolding every provider's end-to-end test (providers/<id>/<id>.e2e.test.ts) shares: the running
  * service with the provider's plugin (pointed at its fake) beside the simulator, a signed-up user, the example
- * workflow, one telephony configuration, placing an outbound call the way the campaign engine does, and
- * reading a run back. Each test keeps its own fake, signing and assertions.
+ * workflow, one telephony configuration, placing an outbound call through `PlaceOutboundCall` (as the campaign
+ * engine does), and reading a run back. Each test keeps its own fake, signing and assertions.
  */
 import { expect } from '@jest/globals';
-import { callUrls } from '../../core/calls/provider-webhooks.use-case.js';
+import { PlaceOutboundCall } from '../../core/calls/place-outbound-call.use-case.js';
 import type { ProviderPlugin } from '../../core/ports/telephony-provider.port.js';
 import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
 import type { Run } from '../../core/runs/run.js';
-import { ProviderInstances } from '../../core/telephony/provider-instances.js';
 import { exampleWorkflowDefinition } from '../../core/workflows/example-definition.js';
 import { ProviderRegistry } from '../../plugins/provider-registry.js';
 import { startTestService, type TestService } from './test-service.js';
@@ -39,7 +38,7 @@ export interface ProviderE2e {
   configId: number;
   /** The create-configuration answer's body (for the test's own checks of the stored credentials). */
   configBody: { id: number; credentials: Record<string, unknown> };
-  /** Creates an outbound run of the provider and places it through its instance, as the campaign engine does. */
+  /** Creates an outbound run of the provider and places it through `PlaceOutboundCall`, as the campaign engine does. */
   placeOutbound(to: string, machineDetection: boolean): Promise<{ run: Run; providerCallId: string }>;
   /** The run as the API returns it. */
   runOf(runId: number): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -64,17 +63,15 @@ export async function startProviderE2e(opts: ProviderE2eOptions): Promise<Provid
   async function placeOutbound(to: string, machineDetection: boolean) {
     const configurations = svc.container.get<TelephonyConfigurationRepository>(TelephonyConfigurationRepository);
     const workflow = (await svc.get(`/workflow/${workflowId}`, auth)).body;
-    const run = await runs.create(organizationId, {
-      workflowId, definitionId: workflow.current_definition_id, name: `Call ${to}`, mode: 'outbound', telephonyConfigurationId: configId,
-      provider: opts.provider, calledNumber: to, callerNumber: BOUND, initialContext: { called_number: to, caller_number: BOUND }, now: new Date(),
+    const configuration = await configurations.get(organizationId, configId);
+    expect(configuration?.provider).toBe(opts.provider);
+    const result = await svc.container.get(PlaceOutboundCall).execute({
+      configuration: configuration!, workflowId, definitionId: workflow.current_definition_id, name: `Call ${to}`, to, from: BOUND,
+      initialContext: { called_number: to, caller_number: BOUND }, machineDetection, ringTimeoutSeconds: 30,
     });
-    const configuration = await configurations.findForProviderEvent(configId);
-    const provider = svc.container.get<ProviderInstances>(ProviderInstances).forConfiguration(configuration!);
-    const placed = await provider.placeCall({
-      attemptKey: `attempt-${run.id}`, organizationId: run.organizationId, runId: run.id, to, from: BOUND,
-      ...callUrls(PUBLIC, opts.provider, run.id), machineDetection, ringTimeoutSeconds: 30,
-    });
-    return { run, providerCallId: placed.providerCallId };
+    if (result.kind === 'failed') throw result.error;
+    if (result.kind !== 'placed') throw new Error(`the call was not placed: ${result.kind}`);
+    return { run: result.run, providerCallId: result.providerCallId };
   }
 
   const runOf = async (runId: number) => (await svc.get(`/workflow/${workflowId}/runs/${runId}`, auth)).body;
