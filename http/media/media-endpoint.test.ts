@@ -234,7 +234,7 @@ describe('media WebSocket /api/v1/telephony/<provider>/media/<run_id>', () => {
     expect(answer.text).toMatch(new RegExp(`<Stream url="wss://cp\\.example\\.test/api/v1/telephony/twilio/media/${call.runId}"><Parameter name="run_id" value="${call.runId}"/><Parameter name="token" value="\\d+\\.[0-9a-f]{64}"/></Stream>`));
   });
 
-  it('refuses upgrades: expired or forged URL tokens 401, unknown runs and other providers 404, finished runs 403', async () => {
+  it('refuses upgrades: expired or forged URL tokens 401, unknown runs and other providers 404 (to genuine token holders), finished runs at start', async () => {
     const simRun = await inboundSimulatorCall();
     const tokens = svc.container.get(MediaTokens);
     const past = new MediaTokens(svc.container.get<UrlSigner>(UrlSigner), { now: () => new Date(Date.now() - 3600_000) }, 900);
@@ -245,8 +245,7 @@ describe('media WebSocket /api/v1/telephony/<provider>/media/<run_id>', () => {
     expect(await refused(svc, `${base}?token=${encodeURIComponent(tokens.issue('simulator', simRun + 1))}`)).toMatchObject({ status: 401, body: { code: 'media_token_invalid' } });
     expect(await refused(svc, `${base}?token=${encodeURIComponent(tokens.issue('twilio', simRun))}`)).toMatchObject({ status: 401, body: { code: 'media_token_invalid' } });
     expect(await refused(svc, `/api/v1/telephony/simulator/media/999999?token=${encodeURIComponent(tokens.issue('simulator', 999999))}`)).toMatchObject({ status: 404, body: { code: 'run_not_found' } });
-    // a simulator run through the Twilio endpoint, a provider without media, a path that is not the endpoint
-    expect(await refused(svc, `/api/v1/telephony/twilio/media/${simRun}`)).toMatchObject({ status: 404, body: { code: 'run_not_found' } });
+    // a provider without media, a path that is not the endpoint
     expect(await refused(svc, `/api/v1/telephony/ari/media/${simRun}`)).toMatchObject({ status: 404, body: { code: 'media_not_supported' } });
     expect(await refused(svc, '/api/v1/health')).toMatchObject({ status: 404 });
 
@@ -255,7 +254,42 @@ describe('media WebSocket /api/v1/telephony/<provider>/media/<run_id>', () => {
     const stream = { AccountSid: fake.accountSid, CallSid: twilioCall.callSid, StreamSid: 'MZ9' };
     await twilioPost(`/telephony/twilio/status/${twilioCall.runId}`, { ...stream, StreamEvent: 'stream-stopped' });
     expect((await runOf(twilioCall.runId)).status).toBe('completed');
-    expect(await refused(svc, twilioCall.path)).toMatchObject({ status: 403, body: { code: 'run_finished' } });
+    // only a caller holding the run's genuine token learns that it has finished
+    const { ws, closed } = await connect(svc, twilioCall.path);
+    await send(ws, twilioStart('MZ10', twilioCall.callSid, twilioCall.parameters));
+    expect(await closed).toEqual({ code: 1008, reason: 'run_finished' });
+  });
+
+  it('answers alike for an active, a finished and an unknown run id when the caller has no valid token', async () => {
+    const active = await inboundTwilioCall();
+    const finished = await inboundTwilioCall();
+    await twilioPost(`/telephony/twilio/status/${finished.runId}`, { AccountSid: fake.accountSid, CallSid: finished.callSid, StreamSid: 'MZ8', StreamEvent: 'stream-stopped' });
+    expect((await runOf(finished.runId)).status).toBe('completed');
+    const simActive = await inboundSimulatorCall();
+    const unknown = 999_999;
+    const forged = `${Math.floor(Date.now() / 1000) + 600}.${'a'.repeat(64)}`;
+
+    // a provider whose token rides on the URL: refused before any lookup, the same for every run id
+    for (const query of ['', `?token=${forged}`, '?token=garbage']) {
+      const answers = [];
+      for (const runId of [simActive, finished.runId, unknown]) answers.push(await refused(svc, `/api/v1/telephony/simulator/media/${runId}${query}`));
+      expect(answers[0]!.status).toBe(401);
+      expect(answers.slice(1)).toEqual([answers[0], answers[0]]);
+    }
+
+    // Twilio (token in start): every upgrade is accepted without a lookup; a start without a genuine token of
+    // that run closes the same way whichever run it names
+    for (const parameters of [{}, { token: forged }, { token: active.parameters.token! }] as Array<Record<string, string>>) {
+      const outcomes = [];
+      for (const runId of [simActive, finished.runId, unknown]) {
+        const { ws, closed } = await connect(svc, `/api/v1/telephony/twilio/media/${runId}`);
+        await send(ws, twilioStart('MZ11', active.callSid, { run_id: String(runId), ...parameters }));
+        outcomes.push(await closed);
+      }
+      expect(outcomes).toEqual([{ code: 1008, reason: 'token invalid' }, { code: 1008, reason: 'token invalid' }, { code: 1008, reason: 'token invalid' }]);
+    }
+    // and the active run is untouched by all of it
+    expect(await runOf(active.runId)).toMatchObject({ status: 'queued', recording_url: null });
   });
 
   it('streams the simulator framing with a URL token; one session per run (409); an oversized message closes with 1009', async () => {

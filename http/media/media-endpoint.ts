@@ -4,6 +4,11 @@
  * written as a plain HTTP response (`{detail, code}` JSON) on the socket, which is then destroyed. An accepted
  * connection gets one `MediaSession`; the provider's framing turns each message into a `MediaMessage`.
  *
+ * Nothing about a run is revealed to a caller without a valid media token (docs/security.md): a missing or bad
+ * URL token is refused before any lookup, the same for every run id; a provider whose token travels in the
+ * `start` message (Twilio) gets its upgrade accepted for any run id without a lookup, and the run is looked up
+ * only once a `start` carries a valid token for it (else 1008 `token invalid`, or `no authorized start` in time).
+ *
  * Limits: messages above `maxMessageBytes` close the connection with 1009 (ws's `maxPayload`); no message for
  * `idleTimeoutMs` closes it with 4408; a provider whose token travels in `start` must send a valid one within
  * `startTimeoutMs` (else 1008); when the recording store falls behind, the socket is paused until it drains
@@ -23,7 +28,12 @@ export interface MediaEndpointOptions {
   startTimeoutMs: number;
   /** How long shutdown waits for sessions to finalize before dropping their sockets. */
   shutdownGraceMs?: number;
+  /** Connections waiting for their authorizing `start` at most (more are refused with 503). Default 256. */
+  maxPendingStarts?: number;
 }
+
+/** Messages a connection may send while its `start` is being authorized (replayed to the session after). */
+const MAX_BUFFERED_WHILE_AUTHORIZING = 500;
 
 export interface MediaEndpointDeps {
   streams: Pick<MediaStreams, 'authorize' | 'open'>;
@@ -64,6 +74,8 @@ interface Connection {
 export class MediaEndpoint {
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<Connection>();
+  /** Accepted connections of `start`-token providers whose start has not been authorized yet. */
+  private readonly awaitingStart = new Set<WebSocket>();
   private readonly servers = new Set<Server>();
   private closing: Promise<void> | null = null;
 
@@ -106,7 +118,17 @@ export class MediaEndpoint {
     const runId = /^[1-9]\d{0,14}$/.test(m[2]!) ? Number(m[2]) : null;
     if (runId === null) return refuseUpgrade(socket, 404, 'run_not_found', 'Run not found');
     const log = this.deps.log.child({ provider: framing.provider, run_id: runId });
-    const authorization = await this.deps.streams.authorize(framing, runId, url.searchParams.get('token'));
+    const urlToken = url.searchParams.get('token');
+    if (urlToken === null && framing.tokenIn === 'start') {
+      // no lookup before a token is proven: an active, a finished and an unknown run id get the same answer
+      if (this.awaitingStart.size >= (this.deps.options.maxPendingStarts ?? 256)) {
+        return refuseUpgrade(socket, 503, 'media_sessions_exhausted', 'Too many media streams at once; try again later');
+      }
+      if (socket.destroyed) return;
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.awaitStart(ws, framing, runId, log));
+      return;
+    }
+    const authorization = await this.deps.streams.authorize(framing, runId, urlToken);
     if (!authorization.ok) {
       log.warn({ status: authorization.status, code: authorization.code }, 'media connection refused');
       return refuseUpgrade(socket, authorization.status, authorization.code, authorization.detail);
@@ -116,6 +138,80 @@ export class MediaEndpoint {
     const session = this.deps.streams.open(framing, authorization);
     if (isRefusal(session)) return refuseUpgrade(socket, session.status, session.code, session.detail);
     this.wss.handleUpgrade(req, socket, head, (ws) => this.serve(ws, framing, session, authorization.authorizedByUrl, log));
+  }
+
+  /**
+   * A connection whose token travels in `start`: waits (at most `startTimeoutMs`) for a `start`, checks its token
+   * for this provider and run, then authorizes the run and hands the connection to a session, replaying what
+   * arrived meanwhile (the start included). Any failure closes with 1008.
+   */
+  private awaitStart(ws: WebSocket, framing: MediaFraming, runId: number, log: Logger): void {
+    this.awaitingStart.add(ws);
+    const buffered: Array<[RawData, boolean]> = [];
+    let authorizing = false;
+    let settled = false;
+    const finish = () => {
+      settled = true;
+      clearTimeout(deadline);
+      this.awaitingStart.delete(ws);
+      ws.off('message', onMessage);
+    };
+    const refuse = (reason: string) => {
+      finish();
+      if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(MEDIA_CLOSE.policy, reason);
+    };
+    const deadline = setTimeout(() => refuse('no authorized start'), this.deps.options.startTimeoutMs);
+    deadline.unref();
+    const onMessage = (data: RawData, isBinary: boolean) => {
+      if (settled) return;
+      if (authorizing) {
+        if (buffered.length < MAX_BUFFERED_WHILE_AUTHORIZING) buffered.push([data, isBinary]);
+        else refuse('too many messages before the stream was authorized');
+        return;
+      }
+      const message = framing.parse(toBytes(data), isBinary);
+      // like a session awaiting its start: anything else before it is dropped
+      if (message.kind !== 'start') return;
+      authorizing = true;
+      buffered.push([data, isBinary]);
+      void this.authorizeStart(framing, runId, message.start.parameters.token).then((outcome) => {
+        if (settled || ws.readyState !== ws.OPEN) {
+          // the peer left (or shutdown began) while the start was checked: release the session it would have had
+          if (typeof outcome !== 'string') void outcome.onStop('closed');
+          if (!settled) finish();
+          return;
+        }
+        if (typeof outcome === 'string') {
+          log.warn({ reason: outcome }, 'media stream refused at start');
+          return refuse(outcome);
+        }
+        finish();
+        this.serve(ws, framing, outcome, true, log);
+        for (const [d, b] of buffered) ws.emit('message', d, b);
+      }, (e: unknown) => {
+        log.error({ err: (e as Error)?.message }, 'media start authorization failed');
+        refuse('media endpoint failure');
+      });
+    };
+    ws.on('message', onMessage);
+    ws.on('error', (err: Error) => log.warn({ err: err.message }, 'media connection error before start'));
+    ws.on('close', () => {
+      if (!settled) finish();
+    });
+  }
+
+  /** The session for a `start` token, or the close reason (token problems first: they say nothing about the run). */
+  private async authorizeStart(framing: MediaFraming, runId: number, token: unknown): Promise<MediaSession | string> {
+    if (typeof token !== 'string' || token === '') return 'token invalid';
+    const authorization = await this.deps.streams.authorize(framing, runId, token);
+    if (!authorization.ok) {
+      if (authorization.code === 'media_token_expired') return 'token expired';
+      if (authorization.code === 'media_token_invalid' || authorization.code === 'media_token_missing') return 'token invalid';
+      return authorization.code;
+    }
+    if (this.closing) return 'shutting_down';
+    const session = this.deps.streams.open(framing, { run: authorization.run, authorizedByUrl: true });
+    return isRefusal(session) ? session.code : session;
   }
 
   private serve(ws: WebSocket, framing: MediaFraming, session: MediaSession, authorizedByUrl: boolean, log: Logger): void {
@@ -192,6 +288,8 @@ export class MediaEndpoint {
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const server of this.servers) server.off('upgrade', this.onUpgrade);
+      for (const ws of this.awaitingStart) ws.close(MEDIA_CLOSE.goingAway, 'service shutting down');
+      this.awaitingStart.clear();
       const pending = [...this.connections].map(async (conn) => {
         conn.ended ??= conn.session.onStop('shutdown');
         await conn.ended;
