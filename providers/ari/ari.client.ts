@@ -606,16 +606,19 @@ export class AriClient {
   async checkCredentials(timeoutMs = 5_000): Promise<{ ok: boolean; message: string }> {
     let res: Response;
     try {
-      res = await fetch(`${this.origin}/ari/asterisk/info`, {
+      // through the network policy: the host's addresses are checked (and pinned) and a 3xx is never followed
+      res = await policyFetch(`${this.origin}/ari/asterisk/info`, {
         headers: { Authorization: basic(this.credentials), Accept: 'application/json' },
-        redirect: 'manual',
         signal: AbortSignal.timeout(timeoutMs),
-      });
+      }, this.policy);
     } catch (err) {
+      if (err instanceof NetworkPolicyError && err.redirect) {
+        return { ok: false, message: `Asterisk ARI at ${this.origin} answered a redirect (HTTP ${err.redirect.status}); redirects are not followed` };
+      }
+      if (err instanceof NetworkPolicyError) return { ok: false, message: err.message };
       return { ok: false, message: `Asterisk ARI is unreachable at ${this.origin}: ${redact(describe(err), this.credentials.password)}` };
     }
     const text = await res.text().catch(() => '');
-    if (res.status >= 300 && res.status < 400) return { ok: false, message: `Asterisk ARI at ${this.origin} answered a redirect (HTTP ${res.status}); redirects are not followed` };
     if (res.status === 401 || res.status === 403) return { ok: false, message: 'Asterisk ARI rejected the username or password' };
     if (res.status !== 200) return { ok: false, message: `Asterisk ARI answered HTTP ${res.status} to GET /ari/asterisk/info at ${this.origin}` };
     let version = '';

@@ -110,6 +110,23 @@ describe('ARI connection failures stay inside the connection', () => {
     expect(fake.requests.filter((r) => r.websocket && r.status === 101)).toHaveLength(1);
   });
 
+  it('the credentials check goes through the same policy: checked addresses, no redirects', async () => {
+    const port = new URL(fake.url).port;
+    const toMetadata = newClient({ url: `http://169.254.169.254.nip.io:${port}`, resolve: async () => [{ address: '169.254.169.254', family: 4 }] });
+    expect(await toMetadata.checkCredentials()).toEqual({ ok: false, message: 'ari_endpoint must not point at a cloud metadata service (169.254.169.254.nip.io resolves to 169.254.169.254)' });
+    expect(fake.requests.filter((r) => r.path === '/ari/asterisk/info')).toEqual([]);
+    expect(await newClient().checkCredentials()).toMatchObject({ ok: true });
+    const redirecting = http.createServer((_req, res) => res.writeHead(302, { location: `${elsewhereUrl}/ari/asterisk/info` }).end());
+    await new Promise<void>((r) => redirecting.listen(0, '127.0.0.1', () => r()));
+    try {
+      const c = newClient({ url: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}` });
+      expect(await c.checkCredentials()).toEqual({ ok: false, message: expect.stringMatching(/answered a redirect \(HTTP 302\); redirects are not followed$/) });
+      expect(elsewhereHits).toEqual([]);
+    } finally {
+      await new Promise<void>((r) => redirecting.close(() => r()));
+    }
+  });
+
   it('undeclared events and malformed messages are dropped; the socket stays up and later events arrive', async () => {
     for (const mode of ['undeclared-event', 'malformed'] as const) {
       fake.eventSocketMisbehaviour = mode;
