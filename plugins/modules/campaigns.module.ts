@@ -3,6 +3,8 @@ import { ApplyCallStatus } from '../../core/calls/apply-call-status.use-case.js'
 import { CallOutcomeListeners } from '../../core/calls/call-outcome-listener.js';
 import { PlaceOutboundCall } from '../../core/calls/place-outbound-call.use-case.js';
 import { CampaignEngine } from '../../core/campaigns/campaign-engine.js';
+import { AgentReadiness } from '../../core/campaigns/agent-readiness.js';
+import { TelephonyProviderCatalog } from '../../core/ports/telephony-provider-catalog.port.js';
 import { CampaignQueries, ChangeCampaignState, ContactSourceLoader, CreateCampaign, UpdateCampaign } from '../../core/campaigns/campaigns.use-case.js';
 import { CampaignRepository } from '../../core/ports/campaign.repository.port.js';
 import { Clock } from '../../core/ports/clock.port.js';
@@ -85,8 +87,9 @@ export function campaignsModule(c: Container, settings: Settings): void {
     [CampaignRepository, WorkflowRepository, TelephonyConfigurationRepository, RunRepository, RunViews],
   ).inSingletonScope();
   c.bind(ChangeCampaignState).toResolvedValue(
-    (r: CampaignRepository, e: EnsureWorkflowCanReceiveCalls, t: TelephonyConfigurationRepository, engine: CampaignEngine, clock: Clock) => new ChangeCampaignState(r, e, t, engine, clock),
-    [CampaignRepository, EnsureWorkflowCanReceiveCalls, TelephonyConfigurationRepository, CampaignEngine, Clock],
+    (r: CampaignRepository, e: EnsureWorkflowCanReceiveCalls, t: TelephonyConfigurationRepository, engine: CampaignEngine, clock: Clock, carriers: TelephonyProviderCatalog) =>
+      new ChangeCampaignState(r, e, t, engine, clock, new AgentReadiness(carriers)),
+    [CampaignRepository, EnsureWorkflowCanReceiveCalls, TelephonyConfigurationRepository, CampaignEngine, Clock, TelephonyProviderCatalog],
   ).inSingletonScope();
   c.bind(CreateUploadUrl).toResolvedValue(
     (s: ObjectStore, u: UploadRepository, t: TokenService, clock: Clock) => new CreateUploadUrl(s, u, t, clock), [ObjectStore, UploadRepository, TokenService, Clock],
