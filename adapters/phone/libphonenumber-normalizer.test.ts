@@ -33,7 +33,7 @@ describe('LibphonenumberNormalizer: pstn', () => {
     ['TEL:+1-415-555-0100;phone-context=example.com', null, '+14155550100'],
     ['tel:415-555-0100', 'US', '+14155550100'],
   ])('%s (country %s) → %s', (address, country, expected) => {
-    expect(normalizer.normalize(address, country)).toEqual({ addressType: 'pstn', addressNormalized: expected });
+    expect(normalizer.normalize(address, country)).toEqual({ addressType: 'pstn', addressNormalized: expected, extension: null });
   });
 
   it('accepts fictional but possible numbers by default, refuses them when strict', () => {
@@ -68,6 +68,46 @@ describe('LibphonenumberNormalizer: pstn', () => {
   });
 });
 
+describe('LibphonenumberNormalizer: what starts like a phone number is parsed as one (issue 10)', () => {
+  it.each([
+    ['+1 650 253 0000 ext. 1234', null, '+16502530000', '1234'],
+    ['+1 (650) 253-0000 x77', null, '+16502530000', '77'],
+    ['+44 20 7946 0018 #12', null, '+442079460018', '12'],
+    ['+1 650 253 0000 extension 55', null, '+16502530000', '55'],
+    ['+1 650 253 0000;ext=9', null, '+16502530000', '9'],
+    ['tel:+1-650-253-0000;ext=456', null, '+16502530000', '456'],
+    ['TEL:+1-650-253-0000;ext=456;phone-context=example.com', null, '+16502530000', '456'],
+    ['650 253 0000 ext. 1234', 'US', '+16502530000', '1234'],
+    ['+1 650 253 0000', null, '+16502530000', null],
+  ])('%s (country %s) keeps its extension: %s + %s', (address, country, e164, extension) => {
+    expect(normalizer.normalize(address, country)).toEqual({ addressType: 'pstn', addressNormalized: e164, extension });
+  });
+
+  it('converts vanity letters and digits of other scripts as libphonenumber does', () => {
+    expect(normalizer.normalize('+1 800 FLOWERS')).toEqual({ addressType: 'pstn', addressNormalized: '+18003569377', extension: null });
+    expect(normalizer.normalize('+1-800-flowers ext. 7')).toEqual({ addressType: 'pstn', addressNormalized: '+18003569377', extension: '7' });
+    // Arabic-Indic and Extended Arabic-Indic (Persian) digits, a full-width plus
+    expect(normalizer.normalize('+١ ٦٥٠ ٢٥٣ ٠٠٠٠').addressNormalized).toBe('+16502530000');
+    expect(normalizer.normalize('+۴۴ ۲۰ ۷۹۴۶ ۰۰۱۸').addressNormalized).toBe('+442079460018');
+    expect(normalizer.normalize('٠٢٠ ٧٩٤٦ ٠٠١٨', 'GB')).toEqual({ addressType: 'pstn', addressNormalized: '+442079460018', extension: null });
+    expect(normalizer.normalize('＋1 650 253 0000').addressNormalized).toBe('+16502530000');
+  });
+
+  it('refuses what starts like a phone number but does not parse, instead of keeping it as an extension', () => {
+    expect(rejects('+1abc')).toBe('"+1abc" is not a valid phone number');
+    expect(rejects('+1 800 FL')).toMatch(/not a valid phone number/);
+    expect(rejects('tel:+1-650;ext=456')).toMatch(/not a valid phone number/);
+    expect(rejects('+١٢٣')).toMatch(/not a valid phone number/);
+    expect(rejects('٦٥٠ ٢٥٣ ٠٠٠٠')).toMatch(/no country prefix/);
+  });
+
+  it('keeps PBX extensions as sip_extension', () => {
+    for (const x of ['1001', 'desk-abc', '*97', 'Reception-2', '10-01']) {
+      expect(normalizer.normalize(x, 'US').addressType).toBe('sip_extension');
+    }
+  });
+});
+
 describe('LibphonenumberNormalizer: sip_uri', () => {
   it.each([
     ['sip:Alice@Example.COM', 'sip:Alice@example.com'],
@@ -84,7 +124,7 @@ describe('LibphonenumberNormalizer: sip_uri', () => {
     ['sip:alice:secret@example.com', 'sip:alice:secret@example.com'],
     ['  sip:alice@example.com  ', 'sip:alice@example.com'],
   ])('%s → %s', (address, expected) => {
-    expect(normalizer.normalize(address)).toEqual({ addressType: 'sip_uri', addressNormalized: expected });
+    expect(normalizer.normalize(address)).toEqual({ addressType: 'sip_uri', addressNormalized: expected, extension: null });
   });
 
   it('is idempotent on its output', () => {
@@ -119,11 +159,11 @@ describe('LibphonenumberNormalizer: sip_extension', () => {
     ['*97', '*97'],
     ['10-01', '10-01'],
   ])('%s → %s', (address, expected) => {
-    expect(normalizer.normalize(address, 'US')).toEqual({ addressType: 'sip_extension', addressNormalized: expected });
+    expect(normalizer.normalize(address, 'US')).toEqual({ addressType: 'sip_extension', addressNormalized: expected, extension: null });
   });
 
   it('treats 7 or more digits as pstn', () => {
-    expect(normalizer.normalize('555 1234', 'IS')).toEqual({ addressType: 'pstn', addressNormalized: '+3545551234' });
+    expect(normalizer.normalize('555 1234', 'IS')).toEqual({ addressType: 'pstn', addressNormalized: '+3545551234', extension: null });
     // a 7-digit US local number is pstn-looking, but not possible without its area code
     expect(rejects('555-0100', 'US')).toBe('"555-0100" is not a valid phone number for country US');
     expect(rejects('5550100')).toMatch(/country_code/);

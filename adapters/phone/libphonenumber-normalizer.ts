@@ -6,7 +6,7 @@
  * possible but not valid, and a provider knows better than a metadata snapshot whether a new range exists.
  * `{ strictness: 'valid' }` asks for the stricter check.
  */
-import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { isSupportedCountry, parseDigits, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 import { InputError } from '../../core/errors.js';
 import type { NormalizedAddress, PhoneAddressNormalizer } from '../../core/ports/phone-address-normalizer.port.js';
 
@@ -17,9 +17,17 @@ export interface LibphonenumberNormalizerOptions {
 
 const SIP_SCHEME = /^(sips?):/i;
 const TEL_SCHEME = /^tel:/i;
+/** Plus signs libphonenumber accepts (ASCII and full-width); only ASCII reaches libphonenumber-js. */
+const PLUS = /^[+\uff0b]/;
 /** Punctuation people write inside phone numbers. */
 const PHONE_PUNCTUATION = /[\s\-.()/\u00a0]/g;
+/** How people write an extension after a number: `;ext=`, `ext.`, `extension`, `x`, `#` (libphonenumber's markers). */
+const EXTENSION_SUFFIX = /^(.*?)\s*(?:;\s*ext\s*=|,?\s*(?:ext\.?|extension|x)|#)\s*(\d{1,20})\s*$/i;
 const MIN_PSTN_DIGITS = 7;
+/** Letters of a vanity number, on the ITU E.161 keypad (what libphonenumber's alpha conversion uses). */
+const KEYPAD: Record<string, string> = Object.fromEntries(
+  ['abc', 'def', 'ghi', 'jkl', 'mno', 'pqrs', 'tuv', 'wxyz'].flatMap((letters, i) => [...letters].map((l) => [l, String(i + 2)])),
+);
 const DEFAULT_PORT: Record<string, string> = { sip: '5060', sips: '5061' };
 /** RFC 3261 hostname or IPv4 address. */
 const HOSTNAME = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.?$/i;
@@ -29,6 +37,28 @@ function invalid(detail: string): InputError {
   return new InputError('invalid_phone_number', detail);
 }
 
+/** Decimal digits of any script (Arabic-Indic, Devanagari, full-width, ...) become 0-9; the rest is left as written. */
+function latinDigits(text: string): string {
+  return text.replace(/\p{Nd}/gu, (d) => parseDigits(d) || d);
+}
+
+/** Vanity letters become keypad digits, e.g. `+1 800 FLOWERS` → `+1 800 3569377`; an extension suffix is kept. */
+function vanityToDigits(text: string): string | null {
+  const m = EXTENSION_SUFFIX.exec(text);
+  const main = m ? m[1] : text;
+  if ((main.match(/[a-z]/gi) ?? []).length < 3) return null; // libphonenumber's rule: an alpha number has 3+ letters
+  const digits = main.replace(/[a-z]/gi, (l) => KEYPAD[l.toLowerCase()]);
+  return m ? `${digits} ext. ${m[2]}` : digits;
+}
+
+/**
+ * The port's classification, with libphonenumber doing the parsing:
+ * - `sip:`/`sips:` → `sip_uri`;
+ * - a value that starts like a phone number is parsed as one and must parse: `+` (or full-width `＋`), `tel:`, or
+ *   digits (any script) of which 7 or more come before an extension marker (`ext.`, `x`, `#`, `;ext=`). Its
+ *   extension is kept apart from the E.164 number; vanity letters (3 or more) become keypad digits;
+ * - anything else (`1001`, `desk-abc`, `*97`) → `sip_extension`, lower-cased.
+ */
 export class LibphonenumberNormalizer implements PhoneAddressNormalizer {
   private readonly strictness: 'possible' | 'valid';
 
@@ -41,43 +71,48 @@ export class LibphonenumberNormalizer implements PhoneAddressNormalizer {
     if (text === '') throw invalid('address is empty');
 
     const sip = SIP_SCHEME.exec(text);
-    if (sip) return { addressType: 'sip_uri', addressNormalized: normalizeSipUri(sip[1].toLowerCase(), text.slice(sip[0].length), text) };
+    if (sip) return { addressType: 'sip_uri', addressNormalized: normalizeSipUri(sip[1].toLowerCase(), text.slice(sip[0].length), text), extension: null };
 
-    if (TEL_SCHEME.test(text)) {
-      const number = text.slice(4).split(';')[0];
-      return { addressType: 'pstn', addressNormalized: this.toE164(number, countryCode, text) };
+    const latin = latinDigits(text).replace(PLUS, '+');
+    if (TEL_SCHEME.test(latin)) {
+      // RFC 3966: libphonenumber reads `;ext=` and a numeric `;phone-context=+<code>`; other parameters are dropped
+      const params = latin.slice(4).split(';');
+      const kept = params.slice(1).map((p) => p.trim()).filter((p) => /^ext=/i.test(p) || /^phone-context=\+/i.test(p));
+      return this.pstn(['tel:' + params[0], ...kept].join(';'), countryCode, text);
     }
+    if (latin.startsWith('+')) return this.pstn(latin, countryCode, text);
 
-    const compact = text.replace(PHONE_PUNCTUATION, '');
-    if (/^\+\d*$/.test(compact) || (/^\d+$/.test(compact) && compact.length >= MIN_PSTN_DIGITS)) {
-      return { addressType: 'pstn', addressNormalized: this.toE164(compact, countryCode, text) };
-    }
-    return { addressType: 'sip_extension', addressNormalized: text.toLowerCase() };
+    const main = (EXTENSION_SUFFIX.exec(latin)?.[1] ?? latin).replace(PHONE_PUNCTUATION, '');
+    if (/^\d+$/.test(main) && main.length >= MIN_PSTN_DIGITS) return this.pstn(latin, countryCode, text);
+    return { addressType: 'sip_extension', addressNormalized: text.toLowerCase(), extension: null };
   }
 
-  private toE164(number: string, countryCode: string | null | undefined, original: string): string {
-    const compact = number.replace(PHONE_PUNCTUATION, '');
-    let parsed;
-    if (compact.startsWith('+')) {
-      parsed = parsePhoneNumberFromString(compact);
-    } else {
+  private pstn(number: string, countryCode: string | null | undefined, original: string): NormalizedAddress {
+    const international = number.startsWith('+') || /^tel:\+/i.test(number) || /;phone-context=\+/i.test(number);
+    let country: CountryCode | undefined;
+    if (!international) {
       if (countryCode === undefined || countryCode === null || countryCode.trim() === '') {
         throw invalid(
           `${JSON.stringify(original)} has no country prefix: start it with + (E.164, e.g. +14155550100) or set country_code`,
         );
       }
-      const country = countryCode.trim().toUpperCase();
-      if (!/^[A-Z]{2}$/.test(country) || !isSupportedCountry(country)) {
+      const code = countryCode.trim().toUpperCase();
+      if (!/^[A-Z]{2}$/.test(code) || !isSupportedCountry(code)) {
         throw invalid(`unknown country_code ${JSON.stringify(countryCode)}`);
       }
-      parsed = parsePhoneNumberFromString(compact, { defaultCountry: country as CountryCode });
+      country = code as CountryCode;
     }
-    const acceptable = parsed && (this.strictness === 'valid' ? parsed.isValid() : parsed.isPossible());
-    if (!parsed || !acceptable) {
-      const where = compact.startsWith('+') ? '' : ` for country ${countryCode!.trim().toUpperCase()}`;
+    const parse = (text: string) => {
+      const parsed = parsePhoneNumberFromString(text, country ? { defaultCountry: country } : undefined);
+      return parsed && (this.strictness === 'valid' ? parsed.isValid() : parsed.isPossible()) ? parsed : undefined;
+    };
+    const vanity = /^tel:/i.test(number) ? null : vanityToDigits(number);
+    const parsed = parse(number) ?? (vanity !== null ? parse(vanity) : undefined);
+    if (!parsed) {
+      const where = country ? ` for country ${country}` : '';
       throw invalid(`${JSON.stringify(original)} is not a valid phone number${where}`);
     }
-    return parsed.number;
+    return { addressType: 'pstn', addressNormalized: parsed.number, extension: parsed.ext ?? null };
   }
 }
 

@@ -5,10 +5,11 @@
  *
  * How an address is classified (first rule that applies):
  * 1. starts with `sip:` or `sips:` (any case) → `sip_uri`;
- * 2. starts with `tel:` → `pstn` (the URI's parameters are dropped);
- * 3. after removing spaces, dashes, dots, slashes and parentheses it is `+` and digits, or 7 or more
- *    digits → `pstn`;
- * 4. anything else (`1001`, `alice`, `Reception-2`) → `sip_extension`.
+ * 2. starts like a phone number → `pstn`, and must then parse as one: `+` (or full-width `＋`), `tel:` (its
+ *    `;ext=` kept, other parameters dropped), or 7 or more digits (of any script: Arabic-Indic digits count)
+ *    before an optional extension (`ext. 12`, `x12`, `#12`). Digits of other scripts become 0-9 and vanity letters
+ *    of a `+` number become keypad digits (`+1 800 FLOWERS`), as libphonenumber does;
+ * 3. anything else (`1001`, `alice`, `Reception-2`) → `sip_extension`.
  */
 export const PhoneAddressNormalizer = Symbol.for('callplane.PhoneAddressNormalizer');
 
@@ -16,7 +17,10 @@ export type AddressType = 'pstn' | 'sip_uri' | 'sip_extension';
 
 export interface NormalizedAddress {
   addressType: AddressType;
+  /** A `pstn` address: E.164 without its extension. */
   addressNormalized: string;
+  /** The extension digits of a `pstn` address written with one (`+1 650 253 0000 ext. 1234` → `1234`); else null. */
+  extension: string | null;
 }
 
 export interface PhoneAddressNormalizer {
@@ -25,8 +29,8 @@ export interface PhoneAddressNormalizer {
    * `pstn` address written without `+` (national or `00`/`011`-prefixed form) and is required then.
    * Pure and idempotent: normalizing a normalized address gives it back unchanged.
    *
-   * Throws `InputError('invalid_phone_number', detail)` when the address is empty, when a `pstn` address is
-   * not a possible number (or needs a country code that is missing or unknown), or when a `sip:`/`sips:`
+   * Throws `InputError('invalid_phone_number', detail)` when the address is empty, when an address that starts
+   * like a phone number is not a possible number (or needs a country code that is missing or unknown), or when a `sip:`/`sips:`
    * address is not a well-formed SIP URI. Never throws for an extension.
    */
   normalize(address: string, countryCode?: string | null): NormalizedAddress;

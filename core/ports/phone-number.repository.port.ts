@@ -2,13 +2,18 @@ import type { AddressType } from './phone-address-normalizer.port.js';
 import type { PhoneNumber } from '../telephony/phone-number.js';
 
 /** A number to store: every field of `PhoneNumber` but the ones the store assigns. */
-export type NewPhoneNumber = Omit<PhoneNumber, 'id' | 'organizationId' | 'createdAt' | 'updatedAt'> & { now: Date };
+export type NewPhoneNumber = Omit<PhoneNumber, 'id' | 'organizationId' | 'createdAt' | 'updatedAt' | 'extension'> & {
+  now: Date;
+  /** Null when omitted. */
+  extension?: string | null;
+};
 
 export interface PhoneNumberPatch {
   label?: string | null;
   countryCode?: string | null;
   addressNormalized?: string;
   addressType?: AddressType;
+  extension?: string | null;
   isActive?: boolean;
   extraMetadata?: Record<string, unknown>;
   inboundWorkflowId?: number | null;

@@ -12,6 +12,8 @@ export interface PhoneNumber {
   address: string;
   addressNormalized: string;
   addressType: AddressType;
+  /** The extension of a `pstn` address written with one (`ext. 1234`, `;ext=1234`): digits, dialed after connecting; else null. */
+  extension: string | null;
   countryCode: string | null;
   label: string | null;
   isActive: boolean;

@@ -181,6 +181,7 @@ export class UpdatePhoneNumber {
       const n = this.s.normalize(number.address, patch.countryCode);
       if (n.addressNormalized !== number.addressNormalized) patch.addressNormalized = n.addressNormalized;
       if (n.addressType !== number.addressType) patch.addressType = n.addressType;
+      if (n.extension !== number.extension) patch.extension = n.extension;
     }
     let sync: 'bind' | 'unbind' | null = null;
     if (input.clearInboundWorkflow) {

@@ -26,6 +26,7 @@ export const presentPhoneNumber = (v: PhoneNumberView) => ({
   address: v.number.address,
   address_normalized: v.number.addressNormalized,
   address_type: v.number.addressType,
+  extension: v.number.extension,
   country_code: v.number.countryCode,
   label: v.number.label,
   is_active: v.number.isActive,
@@ -41,11 +42,13 @@ export const presentPhoneNumber = (v: PhoneNumberView) => ({
 const phoneNumberSchema = obj(
   {
     id: id(), telephony_configuration_id: id(), address: str(), address_normalized: str(),
-    address_type: str({ enum: ['pstn', 'sip_uri', 'sip_extension'] }), country_code: nullable(str()), label: nullable(str()),
+    address_type: str({ enum: ['pstn', 'sip_uri', 'sip_extension'] }),
+    extension: nullable(str({ description: 'digits of the extension a pstn address was written with (`ext. 1234`, `;ext=1234`); address_normalized is the E.164 number without it' })),
+    country_code: nullable(str()), label: nullable(str()),
     is_active: bool(), is_default_caller_id: bool(), extra_metadata: anyObject(), inbound_workflow_id: nullable(id()),
     inbound_workflow_name: nullable(str()), created_at: dateTime(), updated_at: dateTime(), provider_sync: providerSyncSchema,
   },
-  ['id', 'telephony_configuration_id', 'address', 'address_normalized', 'address_type', 'country_code', 'label', 'is_active',
+  ['id', 'telephony_configuration_id', 'address', 'address_normalized', 'address_type', 'extension', 'country_code', 'label', 'is_active',
     'is_default_caller_id', 'extra_metadata', 'inbound_workflow_id', 'inbound_workflow_name', 'created_at', 'updated_at'],
 );
 

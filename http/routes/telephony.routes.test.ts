@@ -227,7 +227,7 @@ describe('telephony API (API.md section 5)', () => {
       expect(pstn.status).toBe(200);
       expect(pstn.body).toEqual({
         id: expect.any(Number), telephony_configuration_id: c.id, address: '(415) 555-0142', address_normalized: '+14155550142', address_type: 'pstn',
-        country_code: 'US', label: 'Main', is_active: true, is_default_caller_id: false, extra_metadata: {}, inbound_workflow_id: w.id,
+        extension: null, country_code: 'US', label: 'Main', is_active: true, is_default_caller_id: false, extra_metadata: {}, inbound_workflow_id: w.id,
         inbound_workflow_name: 'Front desk', created_at: expect.any(String), updated_at: expect.any(String),
         provider_sync: { ok: true, message: expect.any(String) },
       });

@@ -149,7 +149,7 @@ export function runTelephonyRepositoryContract(label: string, make: () => Promis
         const n1 = await h.numbers.create(orgA, number(a.id, { label: 'front', countryCode: 'US', extraMetadata: { k: [1] }, inboundWorkflowId: 7 }));
         expect(n1).toEqual({
           id: expect.any(Number), organizationId: orgA, telephonyConfigurationId: a.id, provider: 'simulator', accountId: 'acct-1',
-          address: '+1 415 555 0142', addressNormalized: '+14155550142', addressType: 'pstn', countryCode: 'US', label: 'front', isActive: true,
+          address: '+1 415 555 0142', addressNormalized: '+14155550142', addressType: 'pstn', extension: null, countryCode: 'US', label: 'front', isActive: true,
           isDefaultCallerId: false, extraMetadata: { k: [1] }, inboundWorkflowId: 7, createdAt: t0, updatedAt: t0,
         });
         const n2 = await h.numbers.create(orgA, number(a.id, { address: '1001', addressNormalized: '1001', addressType: 'sip_extension', now: later(1) }));
@@ -161,6 +161,19 @@ export function runTelephonyRepositoryContract(label: string, make: () => Promis
         expect(await h.numbers.countByConfiguration(orgA)).toEqual(new Map([[a.id, 2]]));
         expect(await h.numbers.countByConfiguration(orgB)).toEqual(new Map());
         expect(await h.numbers.findForInbound('simulator', 'acct-1', '1001')).toEqual(n2);
+      });
+
+      it('keeps the extension of a pstn number, changes it with the address, and clears it with null', async () => {
+        const a = await h.configurations.create(orgA, config());
+        const n = await h.numbers.create(orgA, number(a.id, { address: '+1 650 253 0000 ext. 1234', addressNormalized: '+16502530000', extension: '1234' }));
+        expect(n).toMatchObject({ address: '+1 650 253 0000 ext. 1234', addressNormalized: '+16502530000', extension: '1234' });
+        expect(await h.numbers.get(orgA, a.id, n.id)).toMatchObject({ extension: '1234' });
+        expect(await h.numbers.findForInbound('simulator', 'acct-1', '+16502530000')).toMatchObject({ id: n.id, extension: '1234' });
+        // a patch without extension keeps it; a new one replaces it; null clears it
+        expect(await h.numbers.update(orgA, a.id, n.id, { label: 'desk', now: later(1) })).toMatchObject({ extension: '1234' });
+        expect(await h.numbers.update(orgA, a.id, n.id, { extension: '0077', now: later(2) })).toMatchObject({ extension: '0077' });
+        expect(await h.numbers.update(orgA, a.id, n.id, { extension: null, now: later(3) })).toMatchObject({ extension: null });
+        expect((await h.numbers.list(orgA, a.id))[0].extension).toBeNull();
       });
 
       it('refuses the same address twice in an organization (exists) and across organizations on one account (conflict)', async () => {

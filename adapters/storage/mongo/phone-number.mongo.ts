@@ -15,6 +15,8 @@ export interface PhoneNumberDocument {
   address: string;
   addressNormalized: string;
   addressType: AddressType;
+  /** Absent on documents written before extensions were kept: read as null. */
+  extension?: string | null;
   countryCode: string | null;
   label: string | null;
   isActive: boolean;
@@ -34,6 +36,7 @@ export const phoneNumberToDocument = (n: PhoneNumber): PhoneNumberDocument => ({
   address: n.address,
   addressNormalized: n.addressNormalized,
   addressType: n.addressType,
+  extension: n.extension,
   countryCode: n.countryCode,
   label: n.label,
   isActive: n.isActive,
@@ -53,6 +56,7 @@ export const phoneNumberFromDocument = (d: PhoneNumberDocument): PhoneNumber => 
   address: d.address,
   addressNormalized: d.addressNormalized,
   addressType: d.addressType,
+  extension: d.extension ?? null,
   countryCode: d.countryCode ?? null,
   label: d.label ?? null,
   isActive: d.isActive === true,
@@ -95,7 +99,7 @@ export class MongoPhoneNumberRepository implements PhoneNumberRepository {
     const number: PhoneNumber = {
       id: await nextId(this.db, Collections.phoneNumbers), organizationId, telephonyConfigurationId: input.telephonyConfigurationId,
       provider: input.provider, accountId: input.accountId, address: input.address, addressNormalized: input.addressNormalized,
-      addressType: input.addressType, countryCode: input.countryCode, label: input.label, isActive: input.isActive, isDefaultCallerId: false,
+      addressType: input.addressType, extension: input.extension ?? null, countryCode: input.countryCode, label: input.label, isActive: input.isActive, isDefaultCallerId: false,
       extraMetadata: input.extraMetadata, inboundWorkflowId: input.inboundWorkflowId, createdAt: input.now, updatedAt: input.now,
     };
     const doc = phoneNumberToDocument(number);
@@ -129,6 +133,7 @@ export class MongoPhoneNumberRepository implements PhoneNumberRepository {
     if (patch.countryCode !== undefined) set.countryCode = patch.countryCode;
     if (patch.addressNormalized !== undefined) set.addressNormalized = patch.addressNormalized;
     if (patch.addressType !== undefined) set.addressType = patch.addressType;
+    if (patch.extension !== undefined) set.extension = patch.extension;
     if (patch.isActive !== undefined) set.isActive = patch.isActive;
     if (patch.extraMetadata !== undefined) set.extraMetadataJson = toJsonText(patch.extraMetadata);
     if (patch.inboundWorkflowId !== undefined) set.inboundWorkflowId = patch.inboundWorkflowId;

@@ -40,12 +40,15 @@ describe('telephony document mappers', () => {
   it('maps a phone number both ways', () => {
     const n = {
       id: 5, organizationId: 2, telephonyConfigurationId: 1, provider: 'twilio', accountId: 'AC1', address: '+1 415', addressNormalized: '+1415',
-      addressType: 'pstn' as const, countryCode: null, label: 'front', isActive: false, isDefaultCallerId: true, extraMetadata: { '$x.y': 1 },
+      addressType: 'pstn' as const, extension: '12', countryCode: null, label: 'front', isActive: false, isDefaultCallerId: true, extraMetadata: { '$x.y': 1 },
       inboundWorkflowId: null, createdAt: t, updatedAt: t,
     };
     const doc = phoneNumberToDocument(n);
     expect(doc).toMatchObject({ _id: 5, isActive: false, isDefaultCallerId: true, extraMetadataJson: '{"$x.y":1}' });
     expect(phoneNumberFromDocument(doc)).toEqual(n);
+    // documents written before extensions were kept have none
+    const { extension: _absent, ...older } = doc;
+    expect(phoneNumberFromDocument(older).extension).toBeNull();
   });
 });
 

@@ -6,7 +6,7 @@ import { fromMs, isUniqueViolation, toMs, type SqliteDatabase } from './database
 
 export interface PhoneNumberRow {
   id: number; organization_id: number; telephony_configuration_id: number; provider: string; account_id: string;
-  address: string; address_normalized: string; address_type: string; country_code: string | null; label: string | null;
+  address: string; address_normalized: string; address_type: string; extension: string | null; country_code: string | null; label: string | null;
   is_active: number; is_default_caller_id: number; extra_metadata: string; inbound_workflow_id: number | null;
   created_at: number; updated_at: number;
 }
@@ -20,6 +20,7 @@ export const phoneNumberFromRow = (r: PhoneNumberRow): PhoneNumber => ({
   address: r.address,
   addressNormalized: r.address_normalized,
   addressType: r.address_type as AddressType,
+  extension: r.extension ?? null,
   countryCode: r.country_code,
   label: r.label,
   isActive: r.is_active === 1,
@@ -40,8 +41,8 @@ export class SqlitePhoneNumberRepository implements PhoneNumberRepository {
     this.q = {
       insert: db.prepare<Record<string, unknown>, PhoneNumberRow>(
         `INSERT INTO phone_numbers (organization_id, telephony_configuration_id, provider, account_id, address, address_normalized, address_type,
-           country_code, label, is_active, is_default_caller_id, extra_metadata, inbound_workflow_id, created_at, updated_at)
-         VALUES (@org, @config, @provider, @accountId, @address, @addressNormalized, @addressType, @countryCode, @label, @isActive, 0,
+           extension, country_code, label, is_active, is_default_caller_id, extra_metadata, inbound_workflow_id, created_at, updated_at)
+         VALUES (@org, @config, @provider, @accountId, @address, @addressNormalized, @addressType, @extension, @countryCode, @label, @isActive, 0,
            @extraMetadata, @inboundWorkflowId, @now, @now) RETURNING *`),
       get: db.prepare<[number, number, number], PhoneNumberRow>('SELECT * FROM phone_numbers WHERE organization_id = ? AND telephony_configuration_id = ? AND id = ?'),
       list: db.prepare<[number, number], PhoneNumberRow>('SELECT * FROM phone_numbers WHERE organization_id = ? AND telephony_configuration_id = ? ORDER BY created_at, id'),
@@ -52,6 +53,7 @@ export class SqlitePhoneNumberRepository implements PhoneNumberRepository {
            country_code = CASE WHEN @setCountry THEN @countryCode ELSE country_code END,
            address_normalized = COALESCE(@addressNormalized, address_normalized),
            address_type = COALESCE(@addressType, address_type),
+           extension = CASE WHEN @setExtension THEN @extension ELSE extension END,
            is_active = COALESCE(@isActive, is_active),
            extra_metadata = COALESCE(@extraMetadata, extra_metadata),
            inbound_workflow_id = CASE WHEN @setInbound THEN @inboundWorkflowId ELSE inbound_workflow_id END,
@@ -84,7 +86,7 @@ export class SqlitePhoneNumberRepository implements PhoneNumberRepository {
     const tx = this.db.transaction(() => {
       const row = this.q.insert.get({
         org: organizationId, config: input.telephonyConfigurationId, provider: input.provider, accountId: input.accountId,
-        address: input.address, addressNormalized: input.addressNormalized, addressType: input.addressType,
+        address: input.address, addressNormalized: input.addressNormalized, addressType: input.addressType, extension: input.extension ?? null,
         countryCode: input.countryCode, label: input.label, isActive: input.isActive ? 1 : 0,
         extraMetadata: JSON.stringify(input.extraMetadata), inboundWorkflowId: input.inboundWorkflowId, now,
       })!;
@@ -115,6 +117,7 @@ export class SqlitePhoneNumberRepository implements PhoneNumberRepository {
         setLabel: patch.label !== undefined ? 1 : 0, label: patch.label ?? null,
         setCountry: patch.countryCode !== undefined ? 1 : 0, countryCode: patch.countryCode ?? null,
         addressNormalized: patch.addressNormalized ?? null, addressType: patch.addressType ?? null,
+        setExtension: patch.extension !== undefined ? 1 : 0, extension: patch.extension ?? null,
         isActive: patch.isActive === undefined ? null : patch.isActive ? 1 : 0,
         extraMetadata: patch.extraMetadata ? JSON.stringify(patch.extraMetadata) : null,
         setInbound: patch.inboundWorkflowId !== undefined ? 1 : 0, inboundWorkflowId: patch.inboundWorkflowId ?? null,

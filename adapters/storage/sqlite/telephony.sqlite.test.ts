@@ -42,7 +42,7 @@ describe('telephony row mappers', () => {
   it('maps a phone number row', () => {
     expect(phoneNumberFromRow({
       id: 1, organization_id: 2, telephony_configuration_id: 3, provider: 'p', account_id: 'a', address: 'A', address_normalized: 'a',
-      address_type: 'sip_extension', country_code: null, label: 'l', is_active: 0, is_default_caller_id: 1, extra_metadata: '{}',
+      address_type: 'sip_extension', extension: null, country_code: null, label: 'l', is_active: 0, is_default_caller_id: 1, extra_metadata: '{}',
       inbound_workflow_id: null, created_at: 1, updated_at: 2,
     })).toMatchObject({ isActive: false, isDefaultCallerId: true, extraMetadata: {}, createdAt: new Date(1), inboundWorkflowId: null });
   });

@@ -5,9 +5,11 @@ import { campaignsMigration } from './004-campaigns.js';
 import { usageMigration } from './005-usage.js';
 import { credentialsCheckMigration } from './006-credentials-check.js';
 import { aiServicesMigration } from './007-ai-services.js';
+import { phoneNumberExtensionMigration } from './008-phone-number-extension.js';
+import { chatsMigration } from './009-chats.js';
 import type { Migration } from './migration.js';
 
 export type { Migration };
 
 /** Every schema step in order. Append only; never edit a released migration. */
-export const migrations: readonly Migration[] = [identityMigration, workflowsRunsMigration, telephonyMigration, campaignsMigration, usageMigration, credentialsCheckMigration, aiServicesMigration];
+export const migrations: readonly Migration[] = [identityMigration, workflowsRunsMigration, telephonyMigration, campaignsMigration, usageMigration, credentialsCheckMigration, aiServicesMigration, phoneNumberExtensionMigration, chatsMigration];
