@@ -17,6 +17,9 @@ import { SqliteTelephonyConfigurationRepository } from '../../adapters/storage/s
 import { AiServiceRepository } from '../../core/ports/ai-service.repository.port.js';
 import { SqliteAiServiceRepository } from '../../adapters/storage/sqlite/ai-service.sqlite.js';
 import { MongoAiServiceRepository } from '../../adapters/storage/mongo/ai-service.mongo.js';
+import { ChatRepository } from '../../core/ports/chat.repository.port.js';
+import { SqliteChatRepository } from '../../adapters/storage/sqlite/chat.sqlite.js';
+import { MongoChatRepository } from '../../adapters/storage/mongo/chat.mongo.js';
 import type { Db } from 'mongodb';
 import { createMongoStorage, type MongoStorage } from '../../adapters/storage/mongo/mongo-database.js';
 import { MongoIdentityRepository } from '../../adapters/storage/mongo/identity.mongo.js';
@@ -57,6 +60,7 @@ export function storageModule(c: Container, settings: Settings): void {
     bindSqlite(UsageRepository, (db) => new SqliteUsageRepository(db));
     bindSqlite(OrganizationSettingsRepository, (db) => new SqliteOrganizationSettingsRepository(db));
     bindSqlite(AiServiceRepository, (db) => new SqliteAiServiceRepository(db));
+    bindSqlite(ChatRepository, (db) => new SqliteChatRepository(db));
     return;
   }
   if (settings.storage === 'mongodb') {
@@ -83,6 +87,7 @@ export function storageModule(c: Container, settings: Settings): void {
     bindMongo(UsageRepository, (db) => new MongoUsageRepository(db));
     bindMongo(OrganizationSettingsRepository, (db) => new MongoOrganizationSettingsRepository(db));
     bindMongo(AiServiceRepository, (db) => new MongoAiServiceRepository(db));
+    bindMongo(ChatRepository, (db) => new MongoChatRepository(db));
     c.rebind(StorageProbeToken).toResolvedValue((s: MongoStorage) => () => s.ping(), [MongoStorageToken]);
     return;
   }

@@ -39,6 +39,7 @@ export const Collections = {
   campaignAttempts: 'campaign_attempts',
   campaignLogs: 'campaign_logs',
   aiServices: 'ai_services',
+  chats: 'chats',
 } as const;
 
 /** Index names the adapters refer to (duplicate-key checks). */
@@ -183,5 +184,9 @@ export const mongoCollections: readonly MongoCollectionSpec[] = [
       { name: Indexes.aiServicesName, key: { organizationId: 1, nameKey: 1 }, unique: true },
       { name: 'ai_services_org_created', key: { organizationId: 1, createdAt: 1, _id: 1 } },
     ],
+  },
+  {
+    name: Collections.chats,
+    indexes: [{ name: 'chats_org_workflow_created', key: { organizationId: 1, workflowId: 1, createdAt: -1, _id: -1 } }],
   },
 ];
