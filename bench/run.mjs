@@ -62,6 +62,10 @@ const render = {
       ['MB/s end to end', fmt(r.ours.mb_per_s, 1), fmt(r.reference.mb_per_s, 1), fmt(r.ours.mb_per_s / r.reference.mb_per_s, 2), `≥ ${r.target_mb_per_s}: ${yes(r.ours.mb_per_s >= r.target_mb_per_s)}`],
       ['time ms (upload / create)', `${fmt(r.ours.total_ms, 0)} (${fmt(r.ours.upload_ms, 0)} / ${fmt(r.ours.create_ms, 0)})`, fmt(r.reference.parse_ms, 0), '', ''],
       ['extra resident memory MB (peak − before)', fmt(r.ours.extra_rss_mb, 1), '', '', `≤ ${r.target_extra_rss_mb}: ${yes(r.ours.extra_rss_mb <= r.target_extra_rss_mb)}`],
+      ...(r.ours.loop_max_ms === undefined ? [] : [
+        ['event loop stall during create, ms (max / p99)', `${fmt(r.ours.loop_max_ms, 1)} / ${fmt(r.ours.loop_p99_ms, 1)}`, '', '', `max ≤ ${r.target_stall_ms}: ${yes(r.ours.loop_max_ms <= r.target_stall_ms)}`],
+        [`GET /health during create, slowest of ${r.ours.health_probes}, ms`, fmt(r.ours.health_max_ms, 1), '', '', `≤ ${r.target_stall_ms}: ${yes(r.ours.health_max_ms <= r.target_stall_ms)}`],
+      ]),
     ]),
   memory: (r) => `Two batches of ${r.campaigns} campaigns with one one-minute slot on another day, started one batch after the other (${r.running} running, ${r.runs_started} calls started on a sample campaign); heap and RSS after GC before the first batch, after it, and after the second. The first batch also pays one-time costs (code and caches warmed by the first dispatches); the second batch is what one more idle campaign costs. RSS moves by whole pages and includes allocator noise; the heap figure is the campaign cost.\n\n`
     + table(['measure', 'ours', 'target met'], [
