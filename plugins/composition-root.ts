@@ -12,6 +12,7 @@ import { identityModule } from './modules/identity.module.js';
 import { storageModule } from './modules/storage.module.js';
 import { telephonyModule } from './modules/telephony.module.js';
 import { aiServicesModule } from './modules/ai-services.module.js';
+import { chatsModule } from './modules/chats.module.js';
 import { campaignsModule } from './modules/campaigns.module.js';
 import { schedulerModule } from './modules/scheduler.module.js';
 import { usageModule } from './modules/usage.module.js';
@@ -38,6 +39,7 @@ export function buildContainer(options: FoundationOptions & { providers?: Provid
   const providers = options.providers ?? ProviderRegistry.builtIn({ allowPrivateNetwork: options.settings.allowPrivateNetwork });
   telephonyModule(c, providers);
   aiServicesModule(c, providers.ai);
+  chatsModule(c);
   campaignsModule(c, options.settings);
   schedulerModule(c, options.settings);
   usageModule(c);

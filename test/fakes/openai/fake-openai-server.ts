@@ -76,6 +76,8 @@ export const FAKE_OPENAI_DEFAULT_TEXT = 'Hello from the fake model.';
 
 export class FakeOpenAiServer extends FakeHttpServer<RecordedOpenAiRequest> {
   private readonly script: Scripted[] = [];
+  /** Answers of structured requests (those with a `response_format`), taken before `script` while any is queued. */
+  private readonly structuredScript: Scripted[] = [];
   private completions = 0;
 
   private constructor(private readonly opts: FakeOpenAiOptions) {
@@ -97,6 +99,16 @@ export class FakeOpenAiServer extends FakeHttpServer<RecordedOpenAiRequest> {
     return this;
   }
 
+  /**
+   * Queues the answers of the next structured requests (those carrying a `response_format`, as extraction sends),
+   * apart from `reply`'s: a structured call running beside a streamed one then gets its own answer whichever
+   * request arrives first.
+   */
+  replyStructured(...replies: FakeChatReply[]): this {
+    for (const reply of replies) this.structuredScript.push({ kind: 'reply', reply });
+    return this;
+  }
+
   /** Queues an HTTP error answer (OpenAI's error body) in the script. */
   fail(failure: FakeChatFailure): this {
     this.script.push({ kind: 'failure', failure });
@@ -113,9 +125,9 @@ export class FakeOpenAiServer extends FakeHttpServer<RecordedOpenAiRequest> {
     this.planFailures(count, status, () => errorBody(message, status >= 500 ? 'server_error' : 'invalid_request_error', null));
   }
 
-  /** Scripted replies not yet taken. */
+  /** Scripted replies not yet taken (structured ones included). */
   get pending(): number {
-    return this.script.length;
+    return this.script.length + this.structuredScript.length;
   }
 
   protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -154,7 +166,8 @@ export class FakeOpenAiServer extends FakeHttpServer<RecordedOpenAiRequest> {
     if (typeof format === 'string' && this.opts.rejectResponseFormats?.includes(format as 'json_schema')) {
       return reply(400, { error: { message: `Invalid parameter: 'response_format' of type '${format}' is not supported with this model.`, type: 'invalid_request_error', param: 'response_format', code: null } });
     }
-    const next = this.script.shift() ?? { kind: 'reply', reply: { text: FAKE_OPENAI_DEFAULT_TEXT } };
+    const queue = format !== undefined && this.structuredScript.length > 0 ? this.structuredScript : this.script;
+    const next = queue.shift() ?? { kind: 'reply', reply: { text: FAKE_OPENAI_DEFAULT_TEXT } };
     if (next.kind === 'failure') return reply(next.failure.status, errorBody(next.failure.error.message, next.failure.error.type ?? 'invalid_request_error', next.failure.error.code ?? null, next.failure.error.param ?? null), next.failure.headers);
     const answer = next.reply;
     const id = `chatcmpl-fake${++this.completions}`;
