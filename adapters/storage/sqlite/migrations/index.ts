@@ -7,9 +7,10 @@ import { credentialsCheckMigration } from './006-credentials-check.js';
 import { aiServicesMigration } from './007-ai-services.js';
 import { phoneNumberExtensionMigration } from './008-phone-number-extension.js';
 import { chatsMigration } from './009-chats.js';
+import { webhooksMigration } from './010-webhooks.js';
 import type { Migration } from './migration.js';
 
 export type { Migration };
 
 /** Every schema step in order. Append only; never edit a released migration. */
-export const migrations: readonly Migration[] = [identityMigration, workflowsRunsMigration, telephonyMigration, campaignsMigration, usageMigration, credentialsCheckMigration, aiServicesMigration, phoneNumberExtensionMigration, chatsMigration];
+export const migrations: readonly Migration[] = [identityMigration, workflowsRunsMigration, telephonyMigration, campaignsMigration, usageMigration, credentialsCheckMigration, aiServicesMigration, phoneNumberExtensionMigration, chatsMigration, webhooksMigration];
