@@ -1,0 +1,123 @@
+import { describe, expect, it } from '@jest/globals';
+import { rmsDbfs } from './energy.js';
+import { Resampler, createResampler } from './resample.js';
+
+const tone = (hz: number, rate: number, seconds: number, amplitude = 10000): Int16Array =>
+  Int16Array.from({ length: Math.round(rate * seconds) }, (_, i) => Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / rate)));
+
+/** Power of `pcm` at `hz` (Goertzel), as dBFS of a sine's RMS. */
+function toneDbfs(pcm: Int16Array, rate: number, hz: number): number {
+  const w = (2 * Math.PI * hz) / rate;
+  const coeff = 2 * Math.cos(w);
+  let s1 = 0;
+  let s2 = 0;
+  for (const x of pcm) {
+    const s = x + coeff * s1 - s2;
+    s2 = s1;
+    s1 = s;
+  }
+  const power = s1 * s1 + s2 * s2 - coeff * s1 * s2;
+  const amplitude = (2 * Math.sqrt(power)) / pcm.length;
+  return 20 * Math.log10(amplitude / Math.SQRT2 / 32768);
+}
+
+/** Skips the filter's start-up transient. */
+const steady = (pcm: Int16Array, rate: number): Int16Array => pcm.subarray(Math.round(rate * 0.05));
+
+function chunked(r: Resampler, input: Int16Array, sizes: number[]): Int16Array {
+  const parts: Int16Array[] = [];
+  let offset = 0;
+  for (let k = 0; offset < input.length; k++) {
+    const n = sizes[k % sizes.length];
+    parts.push(r.process(input.subarray(offset, offset + n)));
+    offset += n;
+  }
+  const out = new Int16Array(parts.reduce((a, p) => a + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+describe('Resampler 16 kHz → 8 kHz', () => {
+  it('keeps a 3.5 kHz tone (within 0.5 dB)', () => {
+    const input = tone(3500, 16000, 1);
+    const out = steady(createResampler(16000, 8000).process(input), 8000);
+    expect(Math.abs(toneDbfs(out, 8000, 3500) - toneDbfs(steady(input, 16000), 16000, 3500))).toBeLessThan(0.5);
+  });
+
+  it('attenuates a 6 kHz tone by at least 40 dB instead of folding it to 2 kHz', () => {
+    const input = tone(6000, 16000, 1);
+    const out = steady(createResampler(16000, 8000).process(input), 8000);
+    const before = rmsDbfs(steady(input, 16000));
+    expect(before - rmsDbfs(out)).toBeGreaterThanOrEqual(40);
+    expect(before - toneDbfs(out, 8000, 2000)).toBeGreaterThanOrEqual(40);
+  });
+
+  it('a naive decimation (every other sample) does fold it: the test would catch a missing filter', () => {
+    const input = tone(6000, 16000, 1);
+    const naive = Int16Array.from({ length: input.length / 2 }, (_, i) => input[2 * i]);
+    expect(rmsDbfs(steady(input, 16000)) - toneDbfs(naive, 8000, 2000)).toBeLessThan(1);
+  });
+
+  it('gives the same samples in chunks of any size as in one call', () => {
+    const input = Int16Array.from({ length: 16000 }, (_, i) => Math.round(8000 * Math.sin(i * 0.37) + 5000 * Math.sin(i * 1.9) + ((i * 7919) % 2001) - 1000));
+    const whole = createResampler(16000, 8000).process(input);
+    expect(whole.length).toBe(8000);
+    for (const sizes of [[320], [1], [3, 7, 640, 1], [5000, 11000]]) {
+      expect(Array.from(chunked(createResampler(16000, 8000), input, sizes))).toEqual(Array.from(whole));
+    }
+  });
+});
+
+describe('Resampler 8 kHz → 16 kHz', () => {
+  it('keeps a 3.5 kHz tone and leaves no image at 4.5 kHz', () => {
+    const input = tone(3500, 8000, 1);
+    const out = steady(createResampler(8000, 16000).process(input), 16000);
+    expect(out.length).toBeGreaterThan(15000);
+    expect(Math.abs(toneDbfs(out, 16000, 3500) - toneDbfs(steady(input, 8000), 8000, 3500))).toBeLessThan(0.5);
+    expect(toneDbfs(out, 16000, 3500) - toneDbfs(out, 16000, 4500)).toBeGreaterThanOrEqual(40);
+  });
+
+  it('chunked equals one-shot, and 8k → 16k → 8k returns a voice-band tone', () => {
+    const input = tone(1000, 8000, 0.5);
+    const up = createResampler(8000, 16000).process(input);
+    expect(Array.from(chunked(createResampler(8000, 16000), input, [160, 1, 33]))).toEqual(Array.from(up));
+    const back = createResampler(16000, 8000).process(up);
+    expect(back.length).toBe(input.length);
+    expect(Math.abs(toneDbfs(steady(back, 8000), 8000, 1000) - toneDbfs(input, 8000, 1000))).toBeLessThan(0.2);
+  });
+});
+
+describe('Resampler from TTS rates', () => {
+  for (const [from, to] of [[24000, 8000], [24000, 16000], [22050, 8000]] as const) {
+    it(`${from} → ${to}: the right length, the voice band kept, out-of-band energy removed, chunk-exact`, () => {
+      const seconds = 0.5;
+      const keep = tone(1000, from, seconds);
+      const r = createResampler(from, to);
+      const out = r.process(keep);
+      expect(Math.abs(out.length - to * seconds)).toBeLessThanOrEqual(1);
+      expect(Math.abs(toneDbfs(steady(out, to), to, 1000) - toneDbfs(keep, from, 1000))).toBeLessThan(0.5);
+      const alias = tone(to * 0.5 + 2500, from, seconds); // folds to to/2 - 2500 without a filter
+      expect(rmsDbfs(steady(alias, from)) - rmsDbfs(steady(createResampler(from, to).process(alias), to))).toBeGreaterThanOrEqual(40);
+      expect(Array.from(chunked(createResampler(from, to), keep, [441, 480, 7]))).toEqual(Array.from(out));
+      expect(r.delayMs).toBeGreaterThan(0);
+      expect(r.delayMs).toBeLessThan(5);
+    });
+  }
+
+  it('passes audio through unchanged at equal rates; reset forgets the stream; odd ratios are refused', () => {
+    const x = tone(440, 8000, 0.01);
+    expect(Array.from(createResampler(8000, 8000).process(x))).toEqual(Array.from(x));
+    const r = createResampler(16000, 8000);
+    const first = r.process(x);
+    r.process(tone(3000, 16000, 0.1));
+    r.reset();
+    expect(Array.from(r.process(x))).toEqual(Array.from(first));
+    expect(() => createResampler(44100, 7919)).toThrow(RangeError);
+    expect(() => createResampler(0, 8000)).toThrow(RangeError);
+    expect(createResampler(16000, 8000).process(new Int16Array(0)).length).toBe(0);
+  });
+});
