@@ -21,7 +21,7 @@ import { formatMigrationReport, migratedCollections } from './sqlite-to-mongo.js
 
 const TABLES = [
   'organizations', 'users', 'sessions', 'api_keys', 'workflows', 'workflow_definitions', 'runs', 'telephony_configurations', 'phone_numbers',
-  'ai_services', 'uploads', 'campaigns', 'campaign_contacts', 'campaign_attempts', 'campaign_logs', 'organization_settings',
+  'ai_services', 'chats', 'uploads', 'campaigns', 'campaign_contacts', 'campaign_attempts', 'campaign_logs', 'organization_settings',
 ];
 const ENGINE = { CALLPLANE_CAMPAIGN_MAX_CALL_MS: '1000', CALLPLANE_CAMPAIGN_RECONCILE_MS: '200' };
 
@@ -31,6 +31,8 @@ interface Fixture {
   workflowId: number;
   configId: number;
   aiServiceId: number;
+  /** A chat (its greeting needs no model call) and its body as the SQLite service answered it. */
+  chat: { workflowId: number; id: number; body: unknown };
   doneCampaign: number;
   cutCampaign: number;
 }
@@ -52,6 +54,12 @@ async function populate(dir: string): Promise<Fixture> {
     const configId = await createSimulatorConfig(api, auth, { ringMs: 5, talkMs: 10 });
     const aiService = await api.post('/organizations/ai-services', { name: 'Model', config: { provider: 'openai', api_key: 'sk-migrated-secret-4321' } }, auth);
     expect(aiService.status).toBe(200);
+    const chatAgent = await api.post('/workflow/create/definition', {
+      name: 'Chat agent', workflow_definition: exampleWorkflowDefinition, workflow_configurations: { llm: { service_id: aiService.body.id, model: 'gpt-4o-mini' } },
+    }, auth);
+    expect(chatAgent.status).toBe(200);
+    const chat = await api.post(`/workflow/${chatAgent.body.id}/chats`, { initial_context: { first_name: 'Dana' } }, auth);
+    expect(chat.status).toBe(200);
     const number = await api.post(`/organizations/telephony-configs/${configId}/phone-numbers`, { address: '+15550001111', is_default_caller_id: true }, auth);
     expect(number.status).toBe(200);
     expect((await fetch(`${svc.url}/api/v1/organizations/settings`, {
@@ -74,7 +82,7 @@ async function populate(dir: string): Promise<Fixture> {
     const slowConfig = await createSimulatorConfig(api, auth, { ringMs: 5, talkMs: 600_000, name: 'Slow', isDefault: false });
     const cutCampaign = await create('Cut', 'phone_number\n+15552000010\n+15552000011\n+15552000001\n', slowConfig);
     await waitFor(async () => (await api.get(`/campaign/${cutCampaign}`, auth)).body.executed_count === 2, 10_000, 20);
-    return { token: auth.token, apiKey: key.body.api_key, workflowId, configId, aiServiceId: aiService.body.id, doneCampaign, cutCampaign };
+    return { token: auth.token, apiKey: key.body.api_key, workflowId, configId, aiServiceId: aiService.body.id, chat: { workflowId: chatAgent.body.id, id: chat.body.id, body: chat.body }, doneCampaign, cutCampaign };
   } finally {
     await svc.stop();
   }
@@ -147,7 +155,7 @@ describeEachMongoTarget('callplane migrate --from sqlite --to mongodb', (target)
     expect((await api.get('/auth/me', auth)).status).toBe(200);
     const byKey = await fetch(`${svc.url}/api/v1/workflow/${f.workflowId}`, { headers: { 'x-api-key': f.apiKey } });
     expect(byKey.status).toBe(200);
-    expect((await api.get(`/workflow/${f.workflowId}/versions`, auth)).body.versions).toHaveLength(counts.workflow_definitions!);
+    expect((await api.get(`/workflow/${f.workflowId}/versions`, auth)).body.versions).toHaveLength(counts.workflow_definitions! - 1); // the chat agent holds the other
     const config = await api.get(`/organizations/telephony-configs/${f.configId}`, auth);
     expect(config.status).toBe(200);
     expect(config.body).toMatchObject({ id: f.configId, provider: 'simulator', is_default_outbound: true });
@@ -156,6 +164,8 @@ describeEachMongoTarget('callplane migrate --from sqlite --to mongodb', (target)
     // an AI service's secret still opens (same key, same record-bound context): the masked tail is the original's
     expect((await api.get(`/organizations/ai-services/${f.aiServiceId}`, auth)).body).toMatchObject({ provider: 'openai', credentials: { api_key: '*******************4321' } });
     expect((await api.get(`/campaign/${f.doneCampaign}`, auth)).body).toMatchObject({ state: 'completed', processed_rows: 3, executed_count: 3 });
+    // a chat reads back whole (its conversation state, revision and times)
+    expect((await api.get(`/workflow/${f.chat.workflowId}/chats/${f.chat.id}`, auth)).body).toEqual(f.chat.body);
     // new records continue after the copied ids
     const next = await createWorkflow(api, auth, 'After migration');
     expect(next).toBe(maxIds.workflows! + 1);

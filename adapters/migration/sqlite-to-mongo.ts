@@ -32,6 +32,8 @@ import { attemptFromRow, campaignFromRow, contactFromRow, type AttemptRow, type 
 import { organizationSettingsFromRow, type OrganizationSettingsRow } from '../storage/sqlite/organization-settings.sqlite.js';
 import { aiServiceFromRow, type AiServiceRow } from '../storage/sqlite/ai-service.sqlite.js';
 import { aiServiceToDocument } from '../storage/mongo/ai-service.mongo.js';
+import { chatFromRow, type ChatRow } from '../storage/sqlite/chat.sqlite.js';
+import { chatToDocument } from '../storage/mongo/chat.mongo.js';
 import { advanceCounter, ensureMongoSchema } from '../storage/mongo/mongo-database.js';
 import { Collections, mongoCollections } from '../storage/mongo/mongo-schema.js';
 import { apiKeyToDocument, organizationToDocument, sessionToDocument, userToDocument } from '../storage/mongo/identity.mongo.js';
@@ -130,6 +132,7 @@ function plans(sqlite: SqliteDatabase, notes: string[]): TablePlan[] {
     simple<TelephonyConfigurationRow>('telephony_configurations', Collections.telephonyConfigurations, (r) => telephonyConfigurationToDocument(telephonyConfigurationFromRow(r))),
     simple<PhoneNumberRow>('phone_numbers', Collections.phoneNumbers, (r) => phoneNumberToDocument(phoneNumberFromRow(r))),
     simple<AiServiceRow>('ai_services', Collections.aiServices, (r) => aiServiceToDocument(aiServiceFromRow(r))),
+    simple<ChatRow>('chats', Collections.chats, (r) => chatToDocument(chatFromRow(r))),
     simple<RowsOf<typeof uploadFromRow>>('uploads', Collections.uploads, (r) => uploadToDocument(uploadFromRow(r))),
     simple<CampaignRow>('campaigns', Collections.campaigns, (r) => campaignToDocument(campaignFromRow(r), slots.get(r.id) ?? [])),
     simple<ContactRow>('campaign_contacts', Collections.campaignContacts, (r) => {
