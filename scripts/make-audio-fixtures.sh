@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Regenerates the speech fixtures in test/fixtures/audio/ (G.711 μ-law 8 kHz mono WAV, the carriers' format).
+# Needs espeak-ng and sox (Debian: apt-get install -y espeak-ng sox). espeak-ng is GPL-3.0: it is only run
+# here as a program to make audio files; nothing links it. `npm test` only reads the committed files, so this
+# script is needed only to change them. Output is deterministic for a given espeak-ng/sox version (1.51/14.4.2
+# made the committed files).
+#
+# Each utterance is padded with LEAD seconds of digital silence before and TAIL after, so tests know where the
+# speech can be: inside [LEAD, duration - TAIL] (espeak adds a few ms of its own silence at both ends).
+set -euo pipefail
+command -v espeak-ng >/dev/null || { echo "espeak-ng is missing: apt-get install -y espeak-ng sox" >&2; exit 1; }
+command -v sox >/dev/null || { echo "sox is missing: apt-get install -y espeak-ng sox" >&2; exit 1; }
+
+OUT="$(cd "$(dirname "$0")/.." && pwd)/test/fixtures/audio"
+mkdir -p "$OUT"
+LEAD=0.5
+TAIL=0.7
+ULAW=(-D -r 8000 -e mu-law -b 8 -c 1)
+
+say() { # name, text
+  espeak-ng -v en-us -s 165 --stdout "$2" | sox -R -t wav - "${ULAW[@]}" "$OUT/$1.wav" gain -n -3 pad "$LEAD" "$TAIL"
+}
+
+say yes-i-will-attend "Yes, I will attend."
+say hello-who-is-this "Hello? Who is this?"
+say can-you-repeat-that "Sorry, can you repeat that?"
+say uh-huh "Uh-huh."
+say barge-in-long "Sorry to interrupt, but I actually need to move my appointment to next Tuesday afternoon, if that is still possible."
+
+# 2 s of digital silence, 2 s of quiet line noise (about -55 dBFS RMS, under the VAD's energy gate) and 2 s of
+# louder hiss (about -35 dBFS RMS: above the gate, so only the model can tell it is not speech).
+sox -R -n "${ULAW[@]}" "$OUT/silence-2s.wav" trim 0 2
+sox -R -n "${ULAW[@]}" "$OUT/noise-low-2s.wav" synth 2 pinknoise gain -42
+sox -R -n "${ULAW[@]}" "$OUT/noise-hiss-2s.wav" synth 2 whitenoise gain -23
+
+cat > "$OUT/fixtures.json" <<JSON
+{
+  "format": "G.711 mu-law, 8000 Hz, mono WAV",
+  "lead_ms": $(awk "BEGIN{print $LEAD*1000}"),
+  "tail_ms": $(awk "BEGIN{print $TAIL*1000}"),
+  "speech": {
+    "yes-i-will-attend": "Yes, I will attend.",
+    "hello-who-is-this": "Hello? Who is this?",
+    "can-you-repeat-that": "Sorry, can you repeat that?",
+    "uh-huh": "Uh-huh.",
+    "barge-in-long": "Sorry to interrupt, but I actually need to move my appointment to next Tuesday afternoon, if that is still possible."
+  },
+  "non_speech": ["silence-2s", "noise-low-2s", "noise-hiss-2s"]
+}
+JSON
+ls -l "$OUT"
