@@ -7,8 +7,8 @@ import type {
 import type { CallOutcome } from '../../../core/ports/telephony-provider.port.js';
 import { fromMs, fromMsOrNull, toMs, type SqliteDatabase } from './database.js';
 
-/** Contacts per transaction when a campaign is created (about 15 ms of work each). */
-const CONTACT_BATCH = 1000;
+/** Contacts per transaction when a campaign is created: about 8 ms of work each (1,000 measured up to 64 ms stalls on a busy machine). */
+const CONTACT_BATCH = 500;
 
 export interface CampaignRow {
   id: number; organization_id: number; name: string; workflow_id: number; telephony_configuration_id: number | null; state: string;
