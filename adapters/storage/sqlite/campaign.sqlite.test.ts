@@ -54,6 +54,39 @@ describe('sqlite upload repository', () => {
   });
 });
 
+describe('sqlite campaign creation of a large list', () => {
+  const input = (contacts: Array<{ row: number; phoneNumber: string; context: Record<string, string> }>) => ({
+    name: 'big', workflowId: 1, telephonyConfigurationId: 1, sourceType: 'csv' as const, sourceId: 'k', retryConfig: DEFAULT_RETRY_CONFIG,
+    maxConcurrency: 5, scheduleConfig: null, circuitBreaker: DEFAULT_CIRCUIT_BREAKER, logs: [], now: new Date(), contacts,
+  });
+  const numbers = (n: number) => Array.from({ length: n }, (_, i) => ({ row: i + 2, phoneNumber: `+1555${String(i).padStart(7, '0')}`, context: { i: String(i) } }));
+
+  it('stores every contact over several transactions, letting timers run in between', async () => {
+    const db = openMigratedSqlite(':memory:');
+    const [org] = seedOrganizations(db);
+    let ticks = 0;
+    const timer = setInterval(() => (ticks += 1), 0);
+    const c = await new SqliteCampaignRepository(db).create(org, input(numbers(5_000)));
+    clearInterval(timer);
+    expect(c.totalRows).toBe(5_000);
+    expect((db.prepare('SELECT COUNT(*) AS n FROM campaign_contacts WHERE campaign_id = ?').get(c.id) as { n: number }).n).toBe(5_000);
+    expect(ticks).toBeGreaterThan(0);
+    db.close();
+  });
+
+  it('removes the campaign, its contacts and logs when a later batch fails', async () => {
+    const db = openMigratedSqlite(':memory:');
+    const [org] = seedOrganizations(db);
+    // a number repeated far into the list breaks UNIQUE (campaign_id, phone_number) in a later transaction
+    const contacts = [...numbers(3_000), { row: 3_002, phoneNumber: '+15550000001', context: {} }];
+    await expect(new SqliteCampaignRepository(db).create(org, { ...input(contacts), logs: [{ ts: new Date(), level: 'info' as const, event: 'campaign_created', message: 'x', details: {} }] })).rejects.toThrow();
+    for (const table of ['campaigns', 'campaign_contacts', 'campaign_logs']) {
+      expect([table, (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n]).toEqual([table, 0]);
+    }
+    db.close();
+  });
+});
+
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '../../..');
 
