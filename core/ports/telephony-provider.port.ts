@@ -166,6 +166,12 @@ export interface ProviderContext {
   allowPrivateNetwork: boolean;
   /** Already redacts the manifest's sensitive fields; still never log credentials on purpose. */
   log: Logger;
+  /**
+   * False in a process that must not hold persistent listening connections (the `api` role): the instance
+   * serves one-off requests only (a credentials check, a hang-up) and a `persistentConnection` plugin must not
+   * open its event socket. Absent means true.
+   */
+  listen?: boolean;
 }
 
 /** A provider plugin: its manifest, how to derive the account id, and how to build an instance. */

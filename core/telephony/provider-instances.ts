@@ -57,6 +57,7 @@ export class ProviderInstances {
     const context: ProviderContext = {
       publicUrl: this.options.publicUrl,
       allowPrivateNetwork: this.options.allowPrivateNetwork,
+      listen: this.options.persistentConnections !== false,
       log: this.log.child({ provider: providerId, telephony_configuration_id: configuration.id }),
       reportStatus: (event) => this.sink.reportStatus(providerId, event),
       reportInbound: (call) => this.sink.reportInbound(providerId, call),

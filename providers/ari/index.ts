@@ -70,7 +70,8 @@ export function createAriPlugin(options: AriPluginOptions = {}): ProviderPlugin 
         dialTemplate: configString(config.dial_template) || DEFAULT_DIAL_TEMPLATE,
       };
       lease.session.bind(providerConfig, context);
-      void lease.session.start();
+      // An api-role process serves one-off requests only (credentials check); workers hold the event socket.
+      if (context.listen !== false) void lease.session.start();
       return new AriProvider(lease, providerConfig, { connectWaitMs: options.connectWaitMs });
     },
   });

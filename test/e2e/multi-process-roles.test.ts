@@ -31,8 +31,20 @@ function countingRegistry(persistentConnection = false): { registry: ProviderReg
     ...simulator,
     persistentConnection,
     create: (config, context) => {
-      n++;
-      return simulator.create(config, context);
+      const provider = simulator.create(config, context);
+      // A persistent-connection plugin opens its connection when it listens; an api process only asks one-off
+      // questions (the credentials check), so its instances never listen.
+      if (persistentConnection) {
+        if (context.listen !== false) n++;
+        return provider;
+      }
+      // Otherwise what counts is dialing.
+      const placeCall = provider.placeCall.bind(provider);
+      provider.placeCall = (...args) => {
+        n++;
+        return placeCall(...args);
+      };
+      return provider;
     },
   };
   return { registry: ProviderRegistry.builtIn({ allowPrivateNetwork: true }, [ari, twilio, counted]), created: () => n };
