@@ -8,13 +8,14 @@ import { createInterface } from 'node:readline';
 import os from 'node:os';
 import { DIST, ROOT, fmt, machine } from './lib.mjs';
 
-const ALL = ['api', 'dispatch', 'usage', 'csv-ingest', 'memory'];
+const ALL = ['api', 'dispatch', 'usage', 'csv-ingest', 'memory', 'chat'];
 const TITLES = {
   api: '1. API: GET /api/v1/campaign/{id} with an API key',
   dispatch: '2. Dispatch: 10,000-contact simulator campaign',
   usage: '3. Usage report on 1,000,000 runs',
   'csv-ingest': '4. CSV ingest: a campaign from a 10 MB CSV',
   memory: '5. Memory: 100 running campaigns waiting outside their slots',
+  chat: '6. Chat turn overhead: 50 concurrent chats on a fake model',
 };
 
 const yes = (ok) => (ok ? 'yes' : '**no**');
@@ -75,6 +76,18 @@ const render = {
       ['active timers before → after', `${r.timers_before} → ${r.timers_after}`, `no timer per campaign: ${yes(r.timers_after - r.timers_before < r.campaigns)}`],
     ]),
 };
+
+render.chat = (r) => `${r.chats} chats of the dental example agent at once, ${r.turns} messages each after 2 unrecorded warm-up turns, a user's pause of ${r.pause_ms[0]}-${r.pause_ms[1]} ms between an answer and the next message (${fmt(r.turns_per_second, 0)} turns/s); the fake OpenAI-compatible model thinks ${r.think_ms} ms, then streams its answer with usage. `
+  + 'Ours: `POST /api/v1/workflow/{id}/chats/{chat}/messages` (JSON reply) round trip minus the fake model\'s own time for that turn\'s request (measured inside the fake). '
+  + 'Reference: the same streamed request sent straight to the fake model at the same concurrency and pauses, its round trip minus the model\'s own time (one bare HTTP streaming call). '
+  + `Service on the main thread; the fake model and the load generator on worker threads. Failures: ${r.failures}. Times in ms.\n\n`
+  + table(['measure', 'ours', 'reference (direct call)', 'ratio', 'target met'], [
+    ['overhead p50', fmt(r.ours.p50, 2), fmt(r.reference.p50, 2), fmt(r.ours.p50 / r.reference.p50, 2), `≤ ${r.target_p50}: ${yes(r.ours.p50 <= r.target_p50)}`],
+    ['overhead p95', fmt(r.ours.p95, 2), fmt(r.reference.p95, 2), fmt(r.ours.p95 / r.reference.p95, 2), `≤ ${r.target_p95}: ${yes(r.ours.p95 <= r.target_p95)}`],
+    ['overhead p99', fmt(r.ours.p99, 2), fmt(r.reference.p99, 2), fmt(r.ours.p99 / r.reference.p99, 2), ''],
+    ['the model\'s own time p50 / p95', `${fmt(r.model.p50, 1)} / ${fmt(r.model.p95, 1)}`, '', '', ''],
+    ['whole round trip p50 / p95', `${fmt(r.round_trip.p50, 1)} / ${fmt(r.round_trip.p95, 1)}`, '', '', ''],
+  ]);
 
 function runOne(name) {
   return new Promise((resolve) => {
