@@ -1,0 +1,115 @@
+import { describe, expect, it } from '@jest/globals';
+import { MemoryMediaChannel } from '../../test/fakes/memory-media-channel.js';
+import { speechAudio } from '../../test/fakes/scripted-speech.js';
+import { VirtualTimeline } from '../../test/fakes/virtual-timeline.js';
+import type { TimerHandle, Timers } from '../ports/timers.port.js';
+import { MULAW_8K } from './audio-format.js';
+import { PlayoutPacer, type Playout } from './playout-pacer.js';
+
+/** Timers that count how many of the pacer's timers are armed at once. */
+function countingTimers(base: Timers): Timers & { live: number; maxLive: number; total: number } {
+  const t = {
+    live: 0,
+    maxLive: 0,
+    total: 0,
+    now: () => base.now(),
+    setTimeout(fn: () => void, ms: number): TimerHandle {
+      t.live++;
+      t.total++;
+      t.maxLive = Math.max(t.maxLive, t.live);
+      let done = false;
+      const h = base.setTimeout(() => {
+        done = true;
+        t.live--;
+        fn();
+      }, ms);
+      return {
+        cancel() {
+          if (!done) t.live--;
+          done = true;
+          h.cancel();
+        },
+      };
+    },
+  };
+  return t;
+}
+
+function wire(pacer: PlayoutPacer, channel: MemoryMediaChannel, name: string): Playout {
+  const playout = pacer.open(
+    {
+      sendFrame: (frame) => channel.sendAudio(frame),
+      sendMark: (mark) => channel.sendMark(mark),
+      clear: () => channel.clear(),
+    },
+    name,
+  );
+  channel.onMark((mark, played) => playout.markReported(mark, played));
+  return playout;
+}
+
+describe('PlayoutPacer', () => {
+  it('keeps every call at most 200 ms ahead of playback with one timer for all calls', async () => {
+    const timeline = new VirtualTimeline();
+    const timers = countingTimers(timeline);
+    const pacer = new PlayoutPacer(timers);
+    const calls = Array.from({ length: 20 }, (_, i) => {
+      const channel = new MemoryMediaChannel(timeline);
+      const playout = wire(pacer, channel, `c${i}`);
+      const played: string[] = [];
+      let idle = false;
+      playout.onSegmentPlayed((s) => played.push(s.text));
+      playout.onIdle(() => (idle = true));
+      return { channel, playout, played, idle: () => idle };
+    });
+    const start = timeline.now();
+    for (const call of calls) {
+      const a = call.playout.begin({ text: 'First sentence.', nodeId: 'n' });
+      call.playout.write(a, speechAudio(MULAW_8K, 1000));
+      call.playout.end(a);
+      const b = call.playout.begin({ text: 'Second one.', nodeId: 'n' });
+      call.playout.write(b, speechAudio(MULAW_8K, 510)); // not a whole number of frames: padded
+      call.playout.end(b);
+    }
+    // The first frames go out at once (200 ms worth), not on the next tick.
+    expect(calls[0].channel.sent).toHaveLength(10);
+    await timeline.advance(1000);
+    expect(calls[0].played).toEqual(['First sentence.']);
+    await timeline.advance(600);
+    for (const call of calls) {
+      expect(call.channel.maxBufferedMs).toBeLessThanOrEqual(200);
+      expect(call.channel.sent).toHaveLength(76); // 50 + 26 frames
+      expect(call.played).toEqual(['First sentence.', 'Second one.']);
+      expect(call.idle()).toBe(true);
+    }
+    expect(calls[0].channel.marksReported.map((m) => m.atMs - start)).toEqual([1000, 1520]);
+    expect(timers.maxLive).toBe(1);
+    // Idle: the timer stops once nothing is queued.
+    expect(pacer.ticking).toBe(false);
+    expect(pacer.activeCount).toBe(0);
+  });
+
+  it('clear drops what is queued, clears the channel and reports the words heard by the playback clock', async () => {
+    const timeline = new VirtualTimeline();
+    const pacer = new PlayoutPacer(timeline);
+    const channel = new MemoryMediaChannel(timeline);
+    const playout = wire(pacer, channel, 'c');
+    const a = playout.begin({ text: 'Hello Dana.', nodeId: 'start' });
+    playout.write(a, speechAudio(MULAW_8K, 400));
+    playout.end(a);
+    const b = playout.begin({ text: 'Your cleaning is on Tuesday at three.', nodeId: 'start' });
+    playout.write(b, speechAudio(MULAW_8K, 2000));
+    playout.end(b);
+    await timeline.advance(1400); // 400 ms of the first, 1000 ms of the second
+    const sentBefore = channel.sent.length;
+    const heard = playout.clear(timeline.now());
+    expect(heard.map((h) => [h.heard, h.whole])).toEqual([
+      ['Hello Dana.', true],
+      ['Your cleaning is on', false],
+    ]);
+    expect(channel.clears).toEqual([timeline.now()]);
+    await timeline.advance(1000);
+    expect(channel.sent.length).toBe(sentBefore);
+    expect(playout.busy).toBe(false);
+  });
+});

@@ -1,0 +1,292 @@
+/**
+ * Paced playout of agent audio (docs/voice.md "Turn-taking, barge-in and endings"). One `PlayoutPacer` serves
+ * every call of a process with ONE timer: while any call has audio waiting, a tick every `tickMs` (20 ms)
+ * tops up each call's channel so that at most `aheadMs` (200 ms) of audio sits beyond the playback clock.
+ * Keeping the carrier's buffer short is what lets a barge-in `clear` silence the agent at once; the first
+ * frames of a reply go out when they arrive, not on the next tick.
+ *
+ * Each call's `Playout` plays segments (one a synthesized sentence) in order, in 20 ms frames of the
+ * session format, with a mark after each segment's last frame: the channel's mark echo says the caller heard
+ * it whole. `clear()` drops what is queued, clears the channel and reports, for every segment, how much was
+ * heard by the playback clock (a segment half played gives half its words, cut at a word boundary).
+ * Pure: time and timers come from the `Timers` port.
+ */
+import type { TimerHandle, Timers } from '../ports/timers.port.js';
+import { bytesPerMs } from './audio-format.js';
+import { SESSION_FORMAT } from './carrier-audio.js';
+import { MULAW_SILENCE } from './g711.js';
+import { heardPrefix } from './sentence-chunker.js';
+
+export const FRAME_MS = 20;
+export const PACER_DEFAULTS = Object.freeze({ tickMs: 20, aheadMs: 200 });
+
+export interface PacerOptions {
+  tickMs?: number;
+  aheadMs?: number;
+}
+
+/** Where a playout's frames go (the session's channel, through its recorder tap). */
+export interface PlayoutSink {
+  /** One 20 ms frame in the session format; `playAtMs` is when the playback clock says it starts playing. */
+  sendFrame(frame: Uint8Array, playAtMs: number): void;
+  sendMark(name: string): void;
+  /** Drops what the carrier buffered (the channel's clear). */
+  clear(atMs: number): void;
+}
+
+export interface SegmentInfo {
+  text: string;
+  nodeId: string;
+}
+
+export interface Segment extends SegmentInfo {
+  readonly mark: string;
+  /** Audio received so far (ms). */
+  receivedMs: number;
+  /** Audio sent to the channel so far (ms). */
+  sentMs: number;
+  /** Playback-clock time its first frame plays; undefined until sent. */
+  startPlayMs?: number;
+  /** No more audio will come. */
+  closed: boolean;
+  /** Its mark went out (every frame sent). */
+  marked: boolean;
+  /** The channel reported its mark played. */
+  played: boolean;
+}
+
+export interface HeardSegment {
+  segment: Segment;
+  /** The words the caller heard ('' when none). */
+  heard: string;
+  /** Whether the segment was heard whole. */
+  whole: boolean;
+}
+
+export class PlayoutPacer {
+  readonly tickMs: number;
+  readonly aheadMs: number;
+  private readonly active = new Set<Playout>();
+  private timer: TimerHandle | null = null;
+  private readonly frameBytes = bytesPerMs(SESSION_FORMAT) * FRAME_MS;
+
+  constructor(
+    readonly timers: Timers,
+    options: PacerOptions = {},
+  ) {
+    this.tickMs = options.tickMs ?? PACER_DEFAULTS.tickMs;
+    this.aheadMs = options.aheadMs ?? PACER_DEFAULTS.aheadMs;
+  }
+
+  /** A playout for one call. */
+  open(sink: PlayoutSink, name = 'p'): Playout {
+    return new Playout(this, sink, name, this.frameBytes);
+  }
+
+  /** Calls with audio waiting (tests, metrics). */
+  get activeCount(): number {
+    return this.active.size;
+  }
+
+  /** Whether the shared timer is armed. */
+  get ticking(): boolean {
+    return this.timer !== null;
+  }
+
+  /** @internal a playout has new audio: send what fits now and keep it ticking. */
+  wake(playout: Playout): void {
+    playout.pump(this.timers.now());
+    if (playout.hasWork) this.active.add(playout);
+    else this.active.delete(playout);
+    this.arm();
+  }
+
+  /** @internal */
+  forget(playout: Playout): void {
+    this.active.delete(playout);
+  }
+
+  private arm(): void {
+    if (this.timer !== null || this.active.size === 0) return;
+    this.timer = this.timers.setTimeout(() => this.tick(), this.tickMs);
+  }
+
+  private tick(): void {
+    this.timer = null;
+    const now = this.timers.now();
+    for (const playout of this.active) {
+      playout.pump(now);
+      if (!playout.hasWork) this.active.delete(playout);
+    }
+    this.arm();
+  }
+}
+
+export class Playout {
+  private segments: Segment[] = [];
+  private readonly queues = new Map<Segment, Uint8Array[]>();
+  private readonly remainders = new Map<Segment, Uint8Array>();
+  private playEndMs = -Infinity;
+  private seq = 0;
+  private closedForGood = false;
+  private readonly playedListeners: Array<(segment: Segment) => void> = [];
+  private readonly idleListeners: Array<() => void> = [];
+  private readonly firstFrameListeners: Array<(segment: Segment, atMs: number) => void> = [];
+
+  constructor(
+    private readonly pacer: PlayoutPacer,
+    private readonly sink: PlayoutSink,
+    private readonly name: string,
+    private readonly frameBytes: number,
+  ) {}
+
+  onSegmentPlayed(listener: (segment: Segment) => void): void {
+    this.playedListeners.push(listener);
+  }
+
+  /** Everything queued has played (every mark echoed). */
+  onIdle(listener: () => void): void {
+    this.idleListeners.push(listener);
+  }
+
+  onFirstFrame(listener: (segment: Segment, atMs: number) => void): void {
+    this.firstFrameListeners.push(listener);
+  }
+
+  /** Starts a segment; its audio follows with `write`, its end with `end`. */
+  begin(info: SegmentInfo): Segment {
+    const segment: Segment = { ...info, mark: `${this.name}-${++this.seq}`, receivedMs: 0, sentMs: 0, closed: false, marked: false, played: false };
+    this.segments.push(segment);
+    this.queues.set(segment, []);
+    return segment;
+  }
+
+  /** Audio of `segment` in the session format (any length). Ignored after `clear` or `close`. */
+  write(segment: Segment, audio: Uint8Array): void {
+    const queue = this.queues.get(segment);
+    if (!queue || segment.closed || audio.length === 0) return;
+    segment.receivedMs += audio.length / bytesPerMs(SESSION_FORMAT);
+    let bytes = audio;
+    const rest = this.remainders.get(segment);
+    if (rest) {
+      bytes = new Uint8Array(rest.length + audio.length);
+      bytes.set(rest, 0);
+      bytes.set(audio, rest.length);
+      this.remainders.delete(segment);
+    }
+    const whole = bytes.length - (bytes.length % this.frameBytes);
+    for (let at = 0; at < whole; at += this.frameBytes) queue.push(bytes.slice(at, at + this.frameBytes));
+    if (whole < bytes.length) this.remainders.set(segment, bytes.slice(whole));
+    this.pacer.wake(this);
+  }
+
+  /** No more audio for `segment`: a last partial frame is padded with silence, then its mark follows. */
+  end(segment: Segment): void {
+    const queue = this.queues.get(segment);
+    if (!queue || segment.closed) return;
+    const rest = this.remainders.get(segment);
+    if (rest) {
+      const frame = new Uint8Array(this.frameBytes).fill(MULAW_SILENCE);
+      frame.set(rest, 0);
+      queue.push(frame);
+      this.remainders.delete(segment);
+    }
+    segment.closed = true;
+    this.pacer.wake(this);
+  }
+
+  /** Whether frames or marks are waiting to be sent. */
+  get hasWork(): boolean {
+    return this.segments.some((s) => !s.marked);
+  }
+
+  /** Whether anything queued or sent has yet to be heard. */
+  get busy(): boolean {
+    return this.segments.some((s) => !s.played);
+  }
+
+  /** How far sent audio runs ahead of `now` (ms). */
+  aheadOf(now: number): number {
+    return Math.max(0, this.playEndMs - now);
+  }
+
+  /** @internal the pacer's tick: send frames until `aheadMs` is buffered, marks as segments complete. */
+  pump(now: number): void {
+    for (const segment of this.segments) {
+      if (segment.marked) continue;
+      const queue = this.queues.get(segment)!;
+      while (queue.length > 0) {
+        const startAt = Math.max(this.playEndMs, now);
+        if (startAt + FRAME_MS - now > this.pacer.aheadMs) return;
+        const frame = queue.shift()!;
+        if (segment.startPlayMs === undefined) {
+          segment.startPlayMs = startAt;
+          for (const l of this.firstFrameListeners) l(segment, now);
+        }
+        this.playEndMs = startAt + FRAME_MS;
+        segment.sentMs += FRAME_MS;
+        this.sink.sendFrame(frame, startAt);
+      }
+      if (!segment.closed) return; // more audio of this segment is coming: later segments wait
+      segment.marked = true;
+      if (segment.sentMs === 0) {
+        this.markPlayed(segment); // nothing to hear: "played" at once
+      } else {
+        this.sink.sendMark(segment.mark);
+      }
+    }
+  }
+
+  /** The channel's mark report. */
+  markReported(name: string, played: boolean): void {
+    const segment = this.segments.find((s) => s.mark === name);
+    if (!segment || !played) return;
+    // Playback is in order: a mark played means every earlier segment played too.
+    for (const s of this.segments) {
+      if (s.played) continue;
+      if (!s.marked) break;
+      this.markPlayed(s);
+      if (s === segment) break;
+    }
+  }
+
+  /**
+   * Barge-in: drops everything not yet sent, clears the channel, and says what the caller heard of each
+   * segment by `now` on the playback clock. The playout is empty afterwards.
+   */
+  clear(now: number): HeardSegment[] {
+    const heard = this.segments.map((segment) => heardOf(segment, now));
+    this.segments = [];
+    this.queues.clear();
+    this.remainders.clear();
+    this.playEndMs = -Infinity;
+    this.pacer.forget(this);
+    this.sink.clear(now);
+    return heard;
+  }
+
+  /** Nothing more will play (the call ended). */
+  close(): void {
+    this.closedForGood = true;
+    this.segments = [];
+    this.queues.clear();
+    this.remainders.clear();
+    this.pacer.forget(this);
+  }
+
+  private markPlayed(segment: Segment): void {
+    if (segment.played || this.closedForGood) return;
+    segment.played = true;
+    for (const l of this.playedListeners) l(segment);
+    if (!this.busy) for (const l of this.idleListeners) l();
+  }
+}
+
+function heardOf(segment: Segment, now: number): HeardSegment {
+  if (segment.played) return { segment, heard: segment.text, whole: true };
+  if (segment.startPlayMs === undefined || now <= segment.startPlayMs) return { segment, heard: '', whole: false };
+  const total = segment.closed ? segment.receivedMs : Math.max(segment.receivedMs, segment.sentMs);
+  const fraction = total > 0 ? (now - segment.startPlayMs) / total : 0;
+  const heard = heardPrefix(segment.text, fraction);
+  return { segment, heard, whole: fraction >= 1 };
+}
