@@ -8,6 +8,7 @@ import type { Principal } from '../core/identity/identity.js';
 import type { Logger } from '../core/ports/logger.port.js';
 import { mapError } from './error-mapper.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
+import { consoleStatic } from './routes/console-static.js';
 import type { RouteContext, RouteDefinition } from './routing/route.js';
 import { compileValidator } from './validation/ajv.js';
 import { assertJsonDepth } from './validation/json-depth.js';
@@ -19,6 +20,8 @@ export interface AppOptions {
   version: string;
   publicUrl?: string;
   maxJsonBodyBytes: number;
+  /** The built web console (dist/console) served at `/`; omitted: no console. */
+  consoleDir?: string;
 }
 
 const API_PREFIX = '/api/v1';
@@ -178,6 +181,7 @@ export function createApp(options: AppOptions): express.Express {
     res.json(document);
   });
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(document as never, { customSiteTitle: 'Callplane API' }));
+  if (options.consoleDir) app.use(consoleStatic(options.consoleDir));
 
   const patterns = options.routes.map((r) => ({ method: r.method.toUpperCase(), re: toRegex(r.path) }));
   app.use((req: Request, res: Response) => {

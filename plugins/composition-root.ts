@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Container } from 'inversify';
 import type express from 'express';
 import type { Server } from 'node:http';
+import { join } from 'node:path';
 import { Authenticate } from '../core/identity/authenticate.use-case.js';
 import { Logger } from '../core/ports/logger.port.js';
 import { createApp } from '../http/app.js';
@@ -17,11 +18,12 @@ import { campaignsModule } from './modules/campaigns.module.js';
 import { schedulerModule } from './modules/scheduler.module.js';
 import { usageModule } from './modules/usage.module.js';
 import { mediaModule } from './modules/media.module.js';
+import { webhooksModule } from './modules/webhooks.module.js';
 import { ProviderRegistry } from './provider-registry.js';
 import { workflowsModule } from './modules/workflows.module.js';
 import type { Settings } from './settings.js';
 import { HttpRoutesToken, HttpServerAttachmentToken, SettingsToken, StorageProbeToken } from './tokens.js';
-import { packageVersion } from './version.js';
+import { packageRoot, packageVersion } from './version.js';
 
 export const ExpressAppToken = Symbol.for('callplane.ExpressApp');
 
@@ -41,6 +43,7 @@ export function buildContainer(options: FoundationOptions & { providers?: Provid
   aiServicesModule(c, providers.ai);
   chatsModule(c);
   campaignsModule(c, options.settings);
+  webhooksModule(c, options.settings);
   schedulerModule(c, options.settings);
   usageModule(c);
   mediaModule(c, options.settings);
@@ -59,6 +62,7 @@ export function buildContainer(options: FoundationOptions & { providers?: Provid
         version,
         publicUrl: settings.publicUrl,
         maxJsonBodyBytes: settings.maxJsonBodyBytes,
+        consoleDir: join(packageRoot(), 'dist', 'console'),
       }),
     [Authenticate, Logger, SettingsToken],
   ).inSingletonScope();

@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// Builds the web console (console/src, Vite + Preact) into dist/console, which the service serves at `/`.
+// Like scripts/ensure-build.mjs it builds only when dist/console is missing or older than the console's sources
+// (`--force` always builds), so `npm ci` builds it once (prepare) and `npm start` (prestart) only when stale.
+// The stamp gets the time the build STARTED; a failed build leaves none. Without Vite installed (a production
+// install with --omit=dev) an existing dist/console is used as it is, and without one the service says so at `/`.
+import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+export const OUT_DIR = join(root, 'dist', 'console');
+const STAMP = join(OUT_DIR, '.buildstamp');
+
+/** The newest modification time (ms) among the console's inputs (its folder, less outputs, and the lockfile). */
+export function newestConsoleMtime() {
+  let newest = 0;
+  const visit = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.name === 'node_modules' || e.name === 'dist' || e.name.startsWith('.')) continue;
+      const path = join(dir, e.name);
+      if (e.isDirectory()) visit(path);
+      else newest = Math.max(newest, statSync(path).mtimeMs);
+    }
+  };
+  visit(here);
+  for (const f of ['package-lock.json']) if (existsSync(join(root, f))) newest = Math.max(newest, statSync(join(root, f)).mtimeMs);
+  return newest;
+}
+
+/** Why a build is needed, or null when dist/console is up to date. */
+export function consoleStaleReason() {
+  if (!existsSync(STAMP)) return 'dist/console has never been built here';
+  return newestConsoleMtime() > statSync(STAMP).mtimeMs ? 'console sources changed since the last build' : null;
+}
+
+export async function buildConsole(reason) {
+  let vite;
+  try {
+    vite = await import('vite');
+  } catch {
+    process.stderr.write(existsSync(join(OUT_DIR, 'index.html'))
+      ? 'callplane: Vite is not installed; using the existing dist/console as it is\n'
+      : 'callplane: the web console is not built and Vite is not installed (npm install without --omit=dev); the API works without it\n');
+    return 0;
+  }
+  const started = new Date();
+  if (reason) process.stderr.write(`callplane: building the web console (${reason})...\n`);
+  try {
+    await vite.build({ configFile: join(here, 'vite.config.mjs'), logLevel: 'warn' });
+  } catch (err) {
+    process.stderr.write(`callplane: the web console build failed: ${err?.message ?? err}\n`);
+    return 1;
+  }
+  writeFileSync(STAMP, `${started.toISOString()}\n`);
+  utimesSync(STAMP, started, started);
+  return 0;
+}
+
+const isMain = process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1];
+if (isMain) {
+  const force = process.argv.includes('--force');
+  const reason = force ? null : consoleStaleReason();
+  process.exitCode = force || reason ? await buildConsole(reason) : 0;
+}

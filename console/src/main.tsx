@@ -1,0 +1,2 @@
+import { render } from 'preact';
+render(<p>Callplane</p>, document.getElementById('app')!);
