@@ -1,0 +1,72 @@
+import { describe, expect, it } from '@jest/globals';
+import type { VadEvent } from '../ports/voice-activity-detector.port.js';
+import { NON_SPEECH_FIXTURES, SPEECH_FIXTURES, readAudioFixture, speechBoundsMs } from '../../test/fixtures/audio/fixtures.js';
+import { EnergyVoiceActivityDetector, EnergyVoiceActivityDetectorFactory } from './energy-vad.js';
+import { VAD_DEFAULTS, resolveVadOptions } from './vad-hysteresis.js';
+
+const W = 256; // 32 ms at 8 kHz
+/** A signal made of 32 ms windows: 'S' loud (-20 dBFS), '.' silent. */
+const pattern = (p: string): Int16Array => {
+  const pcm = new Int16Array(p.length * W);
+  for (let w = 0; w < p.length; w++) if (p[w] === 'S') for (let i = 0; i < W; i++) pcm[w * W + i] = i % 2 ? 3277 : -3277;
+  return pcm;
+};
+
+describe('EnergyVoiceActivityDetector (and the shared hysteresis)', () => {
+  it('starts after minSpeechMs of consecutive loud windows, dated at the onset; stops after minSilenceMs, dated where speech ended', () => {
+    const d = new EnergyVoiceActivityDetector({ sampleRate: 8000, minSpeechMs: 64, minSilenceMs: 96 });
+    expect(d.push(pattern('..S.'))).toEqual([]); // one window is not enough
+    expect(d.speaking).toBe(false);
+    expect(d.push(pattern('SSS..S...'))).toEqual([
+      { type: 'speech_start', atMs: 4 * 32 },
+      { type: 'speech_stop', atMs: 10 * 32 }, // the silence after the second burst
+    ]);
+    expect(d.speaking).toBe(false);
+  });
+
+  it('a short pause inside speech does not stop it', () => {
+    const d = new EnergyVoiceActivityDetector({ sampleRate: 8000, minSpeechMs: 32, minSilenceMs: 300 });
+    const events = d.push(pattern('SS........SS..........'));
+    expect(events).toEqual([{ type: 'speech_start', atMs: 0 }, { type: 'speech_stop', atMs: 12 * 32 }]);
+  });
+
+  it('gives the same events whatever the push sizes, and carries partial windows across pushes', () => {
+    const pcm = pattern('..SSSS...........SS.SSSS...........');
+    const whole = new EnergyVoiceActivityDetector({ sampleRate: 8000 }).push(pcm);
+    expect(whole.length).toBe(4);
+    for (const size of [1, 160, 300, 1000]) {
+      const d = new EnergyVoiceActivityDetector({ sampleRate: 8000 });
+      const events: VadEvent[] = [];
+      for (let i = 0; i < pcm.length; i += size) events.push(...d.push(pcm.subarray(i, i + size)));
+      expect(events).toEqual(whole);
+    }
+  });
+
+  it('uses 512-sample windows at 16 kHz and refuses other rates and bad bounds', () => {
+    expect(resolveVadOptions({ sampleRate: 16000 })).toEqual({ sampleRate: 16000, ...VAD_DEFAULTS, windowSamples: 512 });
+    expect(() => resolveVadOptions({ sampleRate: 44100 as 8000 })).toThrow(RangeError);
+    expect(() => resolveVadOptions({ sampleRate: 8000, threshold: 1 })).toThrow(RangeError);
+    expect(() => resolveVadOptions({ sampleRate: 8000, minSilenceMs: -1 })).toThrow(RangeError);
+    const d = new EnergyVoiceActivityDetectorFactory().create({ sampleRate: 16000, minSpeechMs: 32 });
+    const loud = new Int16Array(512).fill(3277);
+    expect(d.push(loud.subarray(0, 511))).toEqual([]);
+    expect(d.push(loud.subarray(0, 1))).toEqual([{ type: 'speech_start', atMs: 0 }]);
+  });
+
+  it('finds the fixtures\' utterances inside their bounds and nothing in silence or quiet noise', () => {
+    for (const name of SPEECH_FIXTURES) {
+      const wav = readAudioFixture(name);
+      const { startMs, endMs } = speechBoundsMs(wav);
+      const events = new EnergyVoiceActivityDetector({ sampleRate: 8000 }).push(wav.samples);
+      expect(events[0]).toEqual({ type: 'speech_start', atMs: expect.any(Number) });
+      expect(events[0].atMs).toBeGreaterThanOrEqual(startMs - 40);
+      expect(events.at(-1)!.type).toBe('speech_stop');
+      expect(events.at(-1)!.atMs).toBeLessThanOrEqual(endMs);
+    }
+    for (const name of NON_SPEECH_FIXTURES.filter((n) => n !== 'noise-hiss-2s')) {
+      expect(new EnergyVoiceActivityDetector({ sampleRate: 8000 }).push(readAudioFixture(name).samples)).toEqual([]);
+    }
+    // loudness alone cannot tell hiss from speech: that is the model's job
+    expect(new EnergyVoiceActivityDetector({ sampleRate: 8000 }).push(readAudioFixture('noise-hiss-2s').samples)[0]?.type).toBe('speech_start');
+  });
+});
