@@ -25,7 +25,7 @@ export type {
   WebhookAuth,
   WebhookRequest,
 } from '../core/ports/telephony-provider.port.js';
-export type { CredentialField, CredentialFieldType, ProviderKind, ProviderManifest } from '../core/telephony/provider-manifest.js';
+export type { CredentialField, CredentialFieldType, MediaDeclaration, ProviderKind, ProviderManifest } from '../core/telephony/provider-manifest.js';
 export type { AiProviderDeps, AiProviderPlugin } from '../core/ports/ai-service-provider.port.js';
 export type {
   ChatMessage, FinishReason, LanguageModel, LanguageModelEvent, StreamRequest, StructuredRequest, StructuredResult, TokenUsage, ToolCall, ToolSpec,
@@ -76,6 +76,14 @@ export const RESERVED_FIELD_NAMES = ['provider', 'from_numbers'] as const;
 /** JSON Schema (2020-12) of a provider manifest. */
 export const providerManifestSchema = {
   $id: 'https://callplane.dev/schemas/provider-manifest.json',
+  $defs: {
+    audioFormat: {
+      type: 'object',
+      required: ['encoding', 'sampleRate'],
+      additionalProperties: false,
+      properties: { encoding: { enum: ['mulaw', 'alaw', 'l16'] }, sampleRate: { enum: [8000, 16000, 22050, 24000, 44100, 48000] } },
+    },
+  },
   type: 'object',
   required: ['id', 'displayName', 'docsUrl', 'fields', 'mediaTransport'],
   additionalProperties: false,
@@ -84,6 +92,20 @@ export const providerManifestSchema = {
     displayName: { type: 'string', minLength: 1, maxLength: 100 },
     docsUrl: { type: 'string', pattern: '^https?://\\S+$' },
     mediaTransport: { enum: ['websocket', 'ari', 'none'] },
+    media: {
+      type: 'object',
+      required: ['transport', 'inFormat', 'outFormat', 'marks', 'clear', 'hangUp'],
+      additionalProperties: false,
+      description: "the carrier's media WebSocket both ways (docs/voice.md, Carriers and media framing)",
+      properties: {
+        transport: { enum: ['websocket'] },
+        inFormat: { $ref: '#/$defs/audioFormat' },
+        outFormat: { $ref: '#/$defs/audioFormat' },
+        marks: { enum: ['native', 'emulated'] },
+        clear: { enum: ['native', 'emulated'] },
+        hangUp: { enum: ['close', 'rest'] },
+      },
+    },
     kinds: {
       type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...PROVIDER_KINDS] },
       description: 'telephony (a carrier; the default when absent) or any of llm, stt, tts (a model provider), never both',
@@ -147,6 +169,7 @@ export function validateProviderManifest(manifest: unknown): string[] {
   const kinds = kindsOf(m);
   if (kinds.includes('telephony') && kinds.length > 1) problems.push('manifest.kinds: a provider is either telephony or a model provider (llm, stt, tts), not both');
   if (!kinds.includes('telephony') && m.mediaTransport !== 'none') problems.push('manifest.mediaTransport: a model provider carries no call media ("none")');
+  if (!kinds.includes('telephony') && m.media) problems.push('manifest.media: a model provider carries no call media');
   return problems;
 }
 
