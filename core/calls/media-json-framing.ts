@@ -4,7 +4,7 @@
  * message's audio and a `dtmf` digit. Each framing (providers/<id>/<id>-media.ts) keeps its own events, field
  * names and what its `start` carries. Pure and platform-free: decoding bytes (UTF-8, base64) is the caller's.
  */
-import type { MediaFormat, MediaMessage, MediaTrack } from './media-session.js';
+import type { MediaFormat, MediaMessage, MediaTrack, WireFrame } from './media-session.js';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -75,3 +75,26 @@ export function dtmfDigit(dtmf: unknown): MediaMessage {
 
 /** The `ignored` message for an event name a framing does not know (or no name at all). */
 export const unknownEvent = (event: string | undefined): MediaMessage => ({ kind: 'ignored', reason: event ? `unknown event "${event.slice(0, 40)}"` : 'no event' });
+
+/** A JSON text message to send. */
+export const jsonFrame = (message: JsonObject): WireFrame => ({ data: JSON.stringify(message), binary: false });
+
+/** A binary message to send. */
+export const binaryFrame = (data: Uint8Array): WireFrame => ({ data, binary: true });
+
+/**
+ * A carrier's audio encoding name as the MIME-style name a `MediaFormat` carries (`PCMU` → `audio/x-mulaw`,
+ * `PCMA` → `audio/x-alaw`, `L16` → `audio/l16`); other names are kept as they are.
+ */
+export function mimeEncoding(name: string): string {
+  switch (name.toLowerCase()) {
+    case 'pcmu': case 'ulaw': case 'mulaw': case 'g711_ulaw': case 'audio/x-mulaw':
+      return 'audio/x-mulaw';
+    case 'pcma': case 'alaw': case 'g711_alaw': case 'audio/x-alaw':
+      return 'audio/x-alaw';
+    case 'l16': case 'slin': case 'slin16': case 'audio/l16':
+      return 'audio/l16';
+    default:
+      return name;
+  }
+}

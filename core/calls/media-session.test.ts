@@ -11,6 +11,7 @@ import { MediaRecording } from './media-recording.js';
 import { MediaSession, MULAW_8K_MONO, type MediaFraming } from './media-session.js';
 import { MediaTokens } from './media-token.js';
 import { MULAW_WAV_HEADER_BYTES, mulawWavHeader } from './media-wav.js';
+import { alawEncode, mulawDecode } from '../voice/g711.js';
 
 let now = new Date('2025-01-01T00:00:00Z');
 const clock = { now: () => now };
@@ -129,15 +130,48 @@ describe('MediaRecording and MediaSession on the local object store', () => {
     expect(await session.onStop('shutdown')).toBe(summary);
   });
 
-  it('does not record a format other than μ-law 8 kHz mono, and says why; never touches the status when the framing says so', async () => {
-    const { session, applied, attached, token } = harness();
+  it('does not record a format it cannot convert (stereo, unknown codecs), and says why; never touches the status when the framing says so', async () => {
+    for (const format of [{ encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 2 }, { encoding: 'audio/opus', sampleRate: 48000, channels: 1 }, { encoding: 'audio/x-mulaw', sampleRate: 16000, channels: 1 }]) {
+      const { session, applied, attached, token } = harness();
+      session.onStart({ tracks: ['inbound'], format, parameters: { token } });
+      session.onAudio('inbound', new Uint8Array(320));
+      const summary = await session.onStop('stop');
+      expect(summary.recording).toBeNull();
+      expect(applied).toEqual([]);
+      const reason = `unsupported media format ${format.encoding}/${format.sampleRate}/${format.channels}`;
+      expect(attached).toEqual([expect.objectContaining({ annotations: { media_stream: expect.objectContaining({ not_recorded_reason: reason }) } })]);
+      expect(attached[0]).not.toHaveProperty('recordingKey');
+    }
+  });
+
+  it('records L16 16 kHz (Vonage) and A-law as the μ-law 8 kHz WAV: decoded, resampled across frames, re-encoded', async () => {
+    const { session, token } = harness();
     session.onStart({ tracks: ['inbound'], format: { encoding: 'audio/l16', sampleRate: 16000, channels: 1 }, parameters: { token } });
-    session.onAudio('inbound', new Uint8Array(320));
+    // one second of a 400 Hz tone at 16 kHz, in 640-byte (20 ms) frames as Vonage sends them
+    const pcm = new Int16Array(16000).map((_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 400 * i) / 16000)));
+    const bytes = new Uint8Array(pcm.buffer);
+    for (let at = 0; at < bytes.length; at += 640) session.onAudio('inbound', bytes.slice(at, at + 640));
     const summary = await session.onStop('stop');
-    expect(summary.recording).toBeNull();
-    expect(applied).toEqual([]);
-    expect(attached).toEqual([expect.objectContaining({ annotations: { media_stream: expect.objectContaining({ not_recorded_reason: 'unsupported media format audio/l16/16000/1' }) } })]);
-    expect(attached[0]).not.toHaveProperty('recordingKey');
+    expect(summary).toMatchObject({ inboundBytes: 32000, recording: { dataBytes: 8000 } });
+    const wav = await readAll(store, summary.recording!.key);
+    const data = mulawDecode(wav.subarray(MULAW_WAV_HEADER_BYTES, MULAW_WAV_HEADER_BYTES + 8000));
+    // past the filter's delay the tone is there at its amplitude (μ-law keeps it within a few percent)
+    const peak = data.subarray(800).reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+    expect(peak).toBeGreaterThan(7400);
+    expect(peak).toBeLessThan(8600);
+    // and at its frequency: 400 Hz at 8 kHz is 20 samples a period, so 80 zero crossings per 100 ms
+    let crossings = 0;
+    for (let i = 1001; i < 1801; i++) if ((data[i - 1]! < 0) !== (data[i]! < 0)) crossings++;
+    expect(crossings).toBeGreaterThanOrEqual(79);
+    expect(crossings).toBeLessThanOrEqual(81);
+
+    const alaw = harness();
+    alaw.session.onStart({ tracks: ['inbound'], format: { encoding: 'audio/x-alaw', sampleRate: 8000, channels: 1 }, parameters: { token: alaw.token } });
+    alaw.session.onAudio('inbound', alawEncode(Int16Array.of(0, 1000, -1000, 8000)));
+    const a = await alaw.session.onStop('stop');
+    const got = mulawDecode((await readAll(store, a.recording!.key)).subarray(MULAW_WAV_HEADER_BYTES, MULAW_WAV_HEADER_BYTES + 4));
+    const want = [0, 1000, -1000, 8000];
+    expect([...got].map((v, i) => Math.abs(v - want[i]!) <= Math.abs(want[i]!) * 0.07 + 16)).toEqual([true, true, true, true]);
   });
 
   it('refuses a start without a valid token unless the URL carried one, and attaches nothing for a stream that never started', async () => {

@@ -1,8 +1,10 @@
 /**
  * A call's media stream, normalized at the edge. Each provider frames its media WebSocket its own way; a pure
- * `MediaFraming.parse` per provider (providers/<id>/<id>-media.ts) turns every message into a `MediaMessage`,
+ * `MediaFraming.parse` per provider (providers/<id>/<id>-media.ts) turns every message into a `MediaMessage`
+ * (and `serialize` gives what we send its shape: the two-way `MediaChannel` of core/voice/websocket-media-channel.ts),
  * and one `MediaSession` per connection does the rest for every provider alike: checks the token a `start`
- * carries, records the caller's audio (μ-law 8 kHz mono) as a WAV, keeps a timeline of the stream (start,
+ * carries, records the caller's audio as a μ-law 8 kHz mono WAV (converted from the carrier's format, e.g.
+ * Vonage's L16 16 kHz), keeps a timeline of the stream (start,
  * marks, stop, byte counts), moves the run through the one status path and attaches what it stored to the run.
  *
  * No speech recognition or language model runs here: the session records audio and facts about the stream,
@@ -14,6 +16,9 @@ import type { ObjectStore } from '../ports/object-store.port.js';
 import type { RunRepository } from '../ports/run.repository.port.js';
 import type { NormalizedCallEvent } from '../ports/telephony-provider.port.js';
 import type { Run } from '../runs/run.js';
+import type { MediaDeclaration } from '../telephony/provider-manifest.js';
+import type { AudioFormat } from '../voice/audio-format.js';
+import { canConvert, toSessionAudio, type AudioConverter } from '../voice/carrier-audio.js';
 import { MediaRecording, type MediaRecordingResult } from './media-recording.js';
 import type { MediaTokens } from './media-token.js';
 
@@ -29,7 +34,18 @@ export interface MediaFormat {
 
 export const MULAW_8K_MONO: MediaFormat = Object.freeze({ encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 });
 
-const isMulaw8kMono = (f: MediaFormat): boolean => f.encoding === 'audio/x-mulaw' && f.sampleRate === 8000 && f.channels === 1;
+const AUDIO_RATES: ReadonlyArray<AudioFormat['sampleRate']> = [8000, 16000, 22050, 24000, 44100, 48000];
+
+/**
+ * A stream's MIME-style format as an `AudioFormat` (`audio/x-mulaw` → mulaw, `audio/x-alaw` → alaw,
+ * `audio/l16` → l16); null when it is not mono, not one of those encodings or not a known rate.
+ */
+export function audioFormatOfMedia(f: MediaFormat): AudioFormat | null {
+  const encoding = ({ 'audio/x-mulaw': 'mulaw', 'audio/x-alaw': 'alaw', 'audio/l16': 'l16' } as const)[f.encoding.toLowerCase() as 'audio/x-mulaw'];
+  const rate = AUDIO_RATES.find((r) => r === f.sampleRate);
+  if (!encoding || rate === undefined || f.channels !== 1) return null;
+  return { encoding, sampleRate: rate };
+}
 
 export interface MediaStart {
   /** The provider's id of the stream (Twilio `streamSid`). */
@@ -50,13 +66,46 @@ export type MediaMessage =
   | { kind: 'mark'; name: string }
   | { kind: 'dtmf'; digit: string }
   | { kind: 'stop'; reason?: string }
+  /** The carrier acknowledged a clear (Plivo `clearedAudio`, Vonage `websocket:cleared`). */
+  | { kind: 'cleared' }
   | { kind: 'ignored'; reason: string };
 
-/** How a provider frames its media stream, and what the stream means for the call. */
+/**
+ * What is sent to the carrier, before its framing gives it the wire's shape. `audio` is in the carrier's own
+ * format (`MediaDeclaration.outFormat`); `hangup` is what the carrier needs said before the stream closes.
+ */
+export type OutboundMedia =
+  | { kind: 'audio'; payload: Uint8Array }
+  | { kind: 'mark'; name: string }
+  | { kind: 'clear' }
+  | { kind: 'hangup'; reason: string };
+
+/** One WebSocket message to send: text (`binary` false) or binary. */
+export interface WireFrame {
+  data: string | Uint8Array;
+  binary: boolean;
+}
+
+/** What outbound messages must name: the ids the stream's `start` gave (Twilio `streamSid`, Plivo `streamId`). */
+export interface MediaStreamIds {
+  streamId?: string;
+  providerCallId?: string;
+}
+
+/** How a provider frames its media stream both ways, and what the stream means for the call. */
 export interface MediaFraming {
   provider: string;
+  /** The manifest's media declaration: wire formats each way, native or emulated marks and clear, hang-up. */
+  media: MediaDeclaration;
   /** Pure; never throws: anything unreadable is `{kind: 'ignored', reason}`. */
   parse(data: Uint8Array, isBinary: boolean): MediaMessage;
+  /**
+   * The WebSocket messages that say `message` to the carrier. Pure; never throws. Empty when the carrier has
+   * nothing on the wire for it (an emulated mark or clear; a hang-up that is only the stream closing).
+   */
+  serialize(message: OutboundMedia, stream: MediaStreamIds): WireFrame[];
+  /** Outbound audio must go in messages of exactly this many bytes (Vonage: 640, 20 ms of L16 16 kHz); absent: any size. */
+  outFrameBytes?: number;
   /**
    * Where the media token arrives: `query` (`?token=` on the WebSocket URL, checked before the upgrade) or
    * `start` (the `start` message's parameters; Twilio, whose stream URLs cannot carry a query string).
@@ -68,7 +117,8 @@ export interface MediaFraming {
   stopMeansCompleted: boolean;
 }
 
-export type MediaSessionEnd = 'stop' | 'closed' | 'idle' | 'shutdown' | 'unauthorized' | 'start_timeout' | 'too_large' | 'error';
+/** Why a stream ended; `hangup`: we hung up through its channel. */
+export type MediaSessionEnd = 'stop' | 'closed' | 'hangup' | 'idle' | 'shutdown' | 'unauthorized' | 'start_timeout' | 'too_large' | 'error';
 
 export interface MediaSessionSummary {
   runId: number;
@@ -110,6 +160,8 @@ export class MediaSession {
   private startInfo: MediaStart | null = null;
   private startedAt: Date | null = null;
   private recording: MediaRecording | null = null;
+  /** The caller's audio as the recording keeps it (μ-law 8 kHz), converted from the stream's format. */
+  private toRecording: AudioConverter | null = null;
   private notRecordedReason: string | null = null;
   private inboundBytes = 0;
   private outboundBytes = 0;
@@ -140,7 +192,7 @@ export class MediaSession {
   /**
    * The stream's `start`. Without a token on the URL, its parameters must carry a valid one for this run
    * (`{ok: false}`: close the connection as a policy violation; nothing was recorded). On success the caller's
-   * audio starts recording (μ-law 8 kHz mono only) and, for providers where a stream means a connected call,
+   * audio starts recording (mono μ-law or A-law 8 kHz, or L16: kept as μ-law 8 kHz) and, for providers where a stream means a connected call,
    * the run moves to `in_progress` through the one status path.
    */
   onStart(start: MediaStart): { ok: true } | { ok: false; reason: string } {
@@ -160,10 +212,12 @@ export class MediaSession {
     this.startInfo = start;
     this.startedAt = this.deps.clock.now();
     this.note('start');
+    const audio = audioFormatOfMedia(start.format);
     if (!start.tracks.includes('inbound') && start.tracks.length > 0) this.notRecordedReason = 'the stream carries no inbound (caller) track';
-    else if (!isMulaw8kMono(start.format)) {
+    else if (!audio || !canConvert(audio)) {
       this.notRecordedReason = `unsupported media format ${start.format.encoding}/${start.format.sampleRate}/${start.format.channels}`;
     } else {
+      this.toRecording = toSessionAudio(audio);
       this.recording = new MediaRecording(this.deps.store, {
         rawKey: rawRecordingKeyOf(this.run), wavKey: recordingKeyOf(this.run),
         highWaterBytes: this.options.highWaterBytes, maxBytes: this.options.maxRecordingBytes,
@@ -194,7 +248,7 @@ export class MediaSession {
       return true;
     }
     this.inboundBytes += bytes.length;
-    return this.recording ? this.recording.write(bytes) : true;
+    return this.recording ? this.recording.write(this.toRecording!.convert(bytes)) : true;
   }
 
   whenDrained(cb: () => void): void {

@@ -3,6 +3,8 @@
  * `stt`, `tts`; API.md 10) alike. One manifest feeds the metadata endpoint, the `config` validation schema and
  * its OpenAPI member, masking, log redaction and (for carriers) account-id matching.
  */
+import type { AudioFormat } from '../voice/audio-format.js';
+
 export type ProviderKind = 'telephony' | 'llm' | 'stt' | 'tts';
 export const PROVIDER_KINDS: readonly ProviderKind[] = ['telephony', 'llm', 'stt', 'tts'];
 /** The kinds served by AI services (API.md 10): a manifest declares these or `telephony`, never both. */
@@ -35,10 +37,31 @@ export interface ProviderManifest {
   displayName: string;
   docsUrl: string;
   fields: CredentialField[];
-  /** How call audio reaches us (`none` for model providers). */
+  /**
+   * How call audio reaches us (`none` for model providers). A carrier saying `none` (the simulator) places
+   * calls that carry no caller audio of their own, so they need no talking agent (core/campaigns/agent-readiness.ts).
+   */
   mediaTransport: 'websocket' | 'ari' | 'none';
+  /** The carrier's media WebSocket, both ways (docs/voice.md "Carriers and media framing"); absent: none. */
+  media?: MediaDeclaration;
   /** What the provider offers; absent means `['telephony']` (every carrier written before kinds existed). */
   kinds?: ProviderKind[];
+}
+
+/**
+ * What a carrier's media WebSocket carries and can do, as its framing (providers/<id>/<id>-media.ts) speaks it:
+ * the audio formats on the wire each way, whether the carrier echoes marks itself (`native`) or the channel
+ * emulates them from its playout clock (`emulated`), whether it has a clear message, and how a call is hung up
+ * from the media side (`close`: closing the stream ends the call; `rest`: the stream is a fork, the carrier's
+ * call-control API must hang up).
+ */
+export interface MediaDeclaration {
+  transport: 'websocket';
+  inFormat: AudioFormat;
+  outFormat: AudioFormat;
+  marks: 'native' | 'emulated';
+  clear: 'native' | 'emulated';
+  hangUp: 'close' | 'rest';
 }
 
 /** The declared kinds of a manifest, `['telephony']` when it declares none. */

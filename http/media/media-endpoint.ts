@@ -18,9 +18,11 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import type { MediaFraming, MediaSession, MediaSessionEnd } from '../../core/calls/media-session.js';
+import type { MediaFraming, MediaSession, MediaSessionEnd, MediaStart } from '../../core/calls/media-session.js';
 import type { MediaRefusal, MediaStreams } from '../../core/calls/media-streams.use-case.js';
 import type { Logger } from '../../core/ports/logger.port.js';
+import type { Run } from '../../core/runs/run.js';
+import { WebSocketMediaChannel, type PlayoutTimers } from '../../core/voice/websocket-media-channel.js';
 
 export interface MediaEndpointOptions {
   maxMessageBytes: number;
@@ -41,7 +43,26 @@ export interface MediaEndpointDeps {
   framings: ReadonlyMap<string, MediaFraming>;
   log: Logger;
   options: MediaEndpointOptions;
+  /**
+   * Hangs a call up through its carrier's call-control API, for carriers whose stream is only a fork of the
+   * call (manifest `media.hangUp` `rest`: Telnyx). Without it, such a hang-up only closes the stream.
+   */
+  hangUpCall?: (run: Run, providerCallId: string | undefined, reason: string) => Promise<void>;
+  /** Real time by default; tests give a fake. */
+  timers?: PlayoutTimers;
 }
+
+/** A connected, authorized stream's two-way channel, with its run and the `start` that opened it. */
+export type MediaChannelListener = (run: Run, channel: WebSocketMediaChannel, start: MediaStart) => void;
+
+const realTimers: PlayoutTimers = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return { cancel: () => clearTimeout(t) };
+  },
+};
 
 /** WebSocket close codes the endpoint uses. */
 export const MEDIA_CLOSE = Object.freeze({ normal: 1000, goingAway: 1001, policy: 1008, tooBig: 1009, tryAgainLater: 1013, idle: 4408 });
@@ -68,6 +89,7 @@ function refuseUpgrade(socket: Duplex, status: number, code: string, detail: str
 interface Connection {
   ws: WebSocket;
   session: MediaSession;
+  channel: WebSocketMediaChannel | null;
   ended: Promise<unknown> | null;
 }
 
@@ -78,6 +100,7 @@ export class MediaEndpoint {
   private readonly awaitingStart = new Set<WebSocket>();
   private readonly servers = new Set<Server>();
   private closing: Promise<void> | null = null;
+  private readonly channelListeners = new Set<MediaChannelListener>();
 
   constructor(private readonly deps: MediaEndpointDeps) {
     this.wss = new WebSocketServer({ noServer: true, maxPayload: deps.options.maxMessageBytes, perMessageDeflate: false, clientTracking: false });
@@ -86,6 +109,16 @@ export class MediaEndpoint {
   /** Live connections (tests, health). */
   get connectionCount(): number {
     return this.connections.size;
+  }
+
+  /**
+   * Calls `listener` with the two-way `MediaChannel` of every stream whose `start` was accepted (the voice
+   * session subscribes here), after the recording started. Returns the unsubscribe function. A listener that
+   * throws is logged; the stream goes on (recorded, without that listener).
+   */
+  onChannel(listener: MediaChannelListener): () => void {
+    this.channelListeners.add(listener);
+    return () => this.channelListeners.delete(listener);
   }
 
   /** Listens to `server`'s upgrades. Idempotent per server. */
@@ -137,7 +170,7 @@ export class MediaEndpoint {
     if (socket.destroyed) return;
     const session = this.deps.streams.open(framing, authorization);
     if (isRefusal(session)) return refuseUpgrade(socket, session.status, session.code, session.detail);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.serve(ws, framing, session, authorization.authorizedByUrl, log));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.serve(ws, framing, authorization.run, session, authorization.authorizedByUrl, log));
   }
 
   /**
@@ -177,7 +210,7 @@ export class MediaEndpoint {
       void this.authorizeStart(framing, runId, message.start.parameters.token).then((outcome) => {
         if (settled || ws.readyState !== ws.OPEN) {
           // the peer left (or shutdown began) while the start was checked: release the session it would have had
-          if (typeof outcome !== 'string') void outcome.onStop('closed');
+          if (typeof outcome !== 'string') void outcome.session.onStop('closed');
           if (!settled) finish();
           return;
         }
@@ -186,7 +219,7 @@ export class MediaEndpoint {
           return refuse(outcome);
         }
         finish();
-        this.serve(ws, framing, outcome, true, log);
+        this.serve(ws, framing, outcome.run, outcome.session, true, log);
         for (const [d, b] of buffered) ws.emit('message', d, b);
       }, (e: unknown) => {
         log.error({ err: (e as Error)?.message }, 'media start authorization failed');
@@ -201,7 +234,7 @@ export class MediaEndpoint {
   }
 
   /** The session for a `start` token, or the close reason (token problems first: they say nothing about the run). */
-  private async authorizeStart(framing: MediaFraming, runId: number, token: unknown): Promise<MediaSession | string> {
+  private async authorizeStart(framing: MediaFraming, runId: number, token: unknown): Promise<{ run: Run; session: MediaSession } | string> {
     if (typeof token !== 'string' || token === '') return 'token invalid';
     const authorization = await this.deps.streams.authorize(framing, runId, token);
     if (!authorization.ok) {
@@ -211,11 +244,45 @@ export class MediaEndpoint {
     }
     if (this.closing) return 'shutting_down';
     const session = this.deps.streams.open(framing, { run: authorization.run, authorizedByUrl: true });
-    return isRefusal(session) ? session.code : session;
+    return isRefusal(session) ? session.code : { run: authorization.run, session };
   }
 
-  private serve(ws: WebSocket, framing: MediaFraming, session: MediaSession, authorizedByUrl: boolean, log: Logger): void {
-    const conn: Connection = { ws, session, ended: null };
+  /** The two-way channel of a stream whose start was accepted, handed to the `onChannel` listeners. */
+  private openChannel(ws: WebSocket, framing: MediaFraming, run: Run, start: MediaStart, log: Logger, onHangUp: () => void): WebSocketMediaChannel | null {
+    const hangUpCall = this.deps.hangUpCall;
+    let channel: WebSocketMediaChannel;
+    try {
+      channel = new WebSocketMediaChannel({
+        send: (data, binary) => {
+          if (ws.readyState === ws.OPEN) ws.send(data, { binary });
+        },
+        close: (code, reason) => {
+          onHangUp();
+          if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
+        },
+      }, {
+        framing,
+        stream: { ...(start.streamId ? { streamId: start.streamId } : {}), ...(start.providerCallId ? { providerCallId: start.providerCallId } : {}) },
+        timers: this.deps.timers ?? realTimers,
+        ...(hangUpCall ? { hangUpCall: (reason: string) => hangUpCall(run, start.providerCallId, reason) } : {}),
+        log,
+      });
+    } catch (e) {
+      log.warn({ err: (e as Error)?.message }, 'no two-way media channel for this stream');
+      return null;
+    }
+    for (const listener of this.channelListeners) {
+      try {
+        listener(run, channel, start);
+      } catch (e) {
+        log.error({ err: (e as Error)?.message }, 'media channel listener failed');
+      }
+    }
+    return channel;
+  }
+
+  private serve(ws: WebSocket, framing: MediaFraming, run: Run, session: MediaSession, authorizedByUrl: boolean, log: Logger): void {
+    const conn: Connection = { ws, session, channel: null, ended: null };
     this.connections.add(conn);
     const { idleTimeoutMs, startTimeoutMs } = this.deps.options;
     let endReason: MediaSessionEnd = 'closed';
@@ -241,11 +308,18 @@ export class MediaEndpoint {
         case 'connected':
           return;
         case 'start': {
+          const firstStart = session.state === 'awaiting_start';
           const started = session.onStart(message.start);
-          if (!started.ok) close(MEDIA_CLOSE.policy, started.reason, 'unauthorized');
+          if (!started.ok) return close(MEDIA_CLOSE.policy, started.reason, 'unauthorized');
+          if (firstStart && !conn.channel) {
+            conn.channel = this.openChannel(ws, framing, run, message.start, log, () => {
+              endReason = 'hangup';
+            });
+          }
           return;
         }
         case 'audio':
+          conn.channel?.receive(message);
           if (!session.onAudio(message.track, message.payload) && !ws.isPaused) {
             ws.pause();
             session.whenDrained(() => {
@@ -254,10 +328,15 @@ export class MediaEndpoint {
           }
           return;
         case 'mark':
+          conn.channel?.receive(message);
           return session.onMark(message.name);
         case 'dtmf':
+          conn.channel?.receive(message);
           return session.onDtmf();
+        case 'cleared':
+          return;
         case 'stop':
+          conn.channel?.receive(message);
           endReason = 'stop';
           conn.ended = session.onStop('stop');
           void conn.ended.then(() => close(MEDIA_CLOSE.normal, 'stream stopped', 'stop'));
@@ -274,6 +353,7 @@ export class MediaEndpoint {
     ws.on('close', (code: number) => {
       clearTimeout(idle);
       clearTimeout(startDeadline);
+      conn.channel?.closed(endReason);
       conn.ended ??= session.onStop(endReason);
       void conn.ended.finally(() => this.connections.delete(conn));
       log.info({ code, reason: endReason }, 'media connection closed');
@@ -291,6 +371,7 @@ export class MediaEndpoint {
       for (const ws of this.awaitingStart) ws.close(MEDIA_CLOSE.goingAway, 'service shutting down');
       this.awaitingStart.clear();
       const pending = [...this.connections].map(async (conn) => {
+        conn.channel?.closed('shutdown');
         conn.ended ??= conn.session.onStop('shutdown');
         await conn.ended;
         if (conn.ws.readyState === conn.ws.CLOSED) return;

@@ -11,16 +11,21 @@ import { ObjectStore } from '../../core/ports/object-store.port.js';
 import { RunRepository } from '../../core/ports/run.repository.port.js';
 import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
 import { MediaEndpoint } from '../../http/media/media-endpoint.js';
+import { ariMediaFraming } from '../../providers/ari/ari-media.js';
 import { plivoMediaFraming } from '../../providers/plivo/plivo-media.js';
 import { simulatorMediaFraming } from '../../providers/simulator/simulator-media.js';
+import { telnyxMediaFraming } from '../../providers/telnyx/telnyx-media.js';
 import { twilioMediaFraming } from '../../providers/twilio/twilio-media.js';
+import { vonageMediaFraming } from '../../providers/vonage/vonage-media.js';
 import type { Lifecycle } from '../lifecycle.js';
 import { ProviderRegistry } from '../provider-registry.js';
 import type { Settings } from '../settings.js';
 import { HttpServerAttachmentToken, LifecycleToken, SettingsToken } from '../tokens.js';
 
-/** The media framings of the built-in providers that stream call audio to Callplane. */
-export const BUILT_IN_MEDIA_FRAMINGS: readonly MediaFraming[] = [twilioMediaFraming, simulatorMediaFraming, plivoMediaFraming];
+/** The media framings of the built-in providers that stream call audio to Callplane (both ways). */
+export const BUILT_IN_MEDIA_FRAMINGS: readonly MediaFraming[] = [
+  twilioMediaFraming, simulatorMediaFraming, plivoMediaFraming, telnyxMediaFraming, vonageMediaFraming, ariMediaFraming,
+];
 
 /** Audio bytes a session lets wait for the store before pausing its socket (about 8 s of μ-law). */
 const HIGH_WATER_BYTES = 64 * 1024;

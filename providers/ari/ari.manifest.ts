@@ -1,7 +1,11 @@
-import type { ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import type { MediaDeclaration, ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import { MULAW_8K } from '../../core/voice/audio-format.js';
 
 /** The default dial string: the called number as a PJSIP endpoint/URI. Most setups add their trunk: `PJSIP/{number}@my-trunk`. */
 export const DEFAULT_DIAL_TEMPLATE = 'PJSIP/{number}';
+
+/** Asterisk chan_websocket (ARI `externalMedia` with transport `websocket`): binary μ-law frames, text control messages (`MARK_MEDIA` → `MEDIA_MARK_PROCESSED`, `FLUSH_MEDIA`, `HANGUP`). */
+export const ariMedia: MediaDeclaration = { transport: 'websocket', inFormat: MULAW_8K, outFormat: MULAW_8K, marks: 'native', clear: 'native', hangUp: 'close' };
 
 /**
  * Asterisk REST Interface (API.md section 5). The ARI user is the application name: ari.conf holds a user
@@ -13,6 +17,7 @@ export const ariManifest: ProviderManifest = {
   displayName: 'Asterisk (ARI)',
   docsUrl: 'https://docs.asterisk.org/Configuration/Interfaces/Asterisk-REST-Interface-ARI/',
   mediaTransport: 'ari',
+  media: ariMedia,
   fields: [
     {
       name: 'ari_endpoint',

@@ -1,11 +1,14 @@
 /**
  * Plivo Audio Streaming framing: JSON text messages `start` (`start.callId`, `start.streamId`, `tracks`,
  * `mediaFormat` audio/x-mulaw 8000), `media` (`media.track` inbound/outbound, base64 μ-law `payload`), `dtmf`,
- * `playedStream` (a checkpoint we asked for: a mark), `clearedAudio` and `stop`. Pure; never throws. The media
+ * `playedStream` (a checkpoint we asked for: a mark), `clearedAudio` and `stop`. Outbound: `playAudio` (base64
+μ-law 8 kHz), `checkpoint` (echoed as `playedStream` once the audio before it has played) and `clearAudio`
+(acknowledged with `clearedAudio`), naming the `streamId`. Pure; never throws. The media
  * token travels as `?token=` on the stream URL (our `<Stream>` element's text), checked before the upgrade.
  */
-import { dtmfDigit, jsonObject as obj, mediaAudio, mediaFormatOf, nonEmptyString as str, readJsonMessage, startTracks, unknownEvent } from '../../core/calls/media-json-framing.js';
-import type { MediaFraming, MediaMessage, MediaStart } from '../../core/calls/media-session.js';
+import { dtmfDigit, jsonFrame, jsonObject as obj, mediaAudio, mediaFormatOf, nonEmptyString as str, readJsonMessage, startTracks, unknownEvent } from '../../core/calls/media-json-framing.js';
+import type { MediaFraming, MediaMessage, MediaStart, MediaStreamIds, OutboundMedia, WireFrame } from '../../core/calls/media-session.js';
+import { plivoMedia } from './plivo.manifest.js';
 
 /** One Plivo audio stream WebSocket message as a `MediaMessage`. */
 export function parsePlivoMediaMessage(data: Uint8Array, isBinary: boolean): MediaMessage {
@@ -33,12 +36,29 @@ export function parsePlivoMediaMessage(data: Uint8Array, isBinary: boolean): Med
       const name = str(m.name);
       return name ? { kind: 'mark', name } : { kind: 'ignored', reason: 'playedStream without a name' };
     }
+    case 'clearedAudio':
+      return { kind: 'cleared' };
     case 'dtmf':
       return dtmfDigit(m.dtmf);
     case 'stop':
       return { kind: 'stop' };
     default:
       return unknownEvent(event);
+  }
+}
+
+/** One outbound message in Plivo's shape (docs: plivo.com/docs/voice/xml/the-stream-element, bidirectional). */
+export function serializePlivoMediaMessage(message: OutboundMedia, stream: MediaStreamIds): WireFrame[] {
+  const streamId = stream.streamId ?? '';
+  switch (message.kind) {
+    case 'audio':
+      return [jsonFrame({ event: 'playAudio', media: { contentType: 'audio/x-mulaw', sampleRate: 8000, payload: Buffer.from(message.payload).toString('base64') } })];
+    case 'mark':
+      return [jsonFrame({ event: 'checkpoint', streamId, name: message.name })];
+    case 'clear':
+      return [jsonFrame({ event: 'clearAudio', streamId })];
+    case 'hangup':
+      return []; // the <Stream keepCallAlive> is the whole answer: closing it ends the call
   }
 }
 
@@ -50,7 +70,9 @@ export function parsePlivoMediaMessage(data: Uint8Array, isBinary: boolean): Med
  */
 export const plivoMediaFraming: MediaFraming = Object.freeze({
   provider: 'plivo',
+  media: plivoMedia,
   parse: parsePlivoMediaMessage,
+  serialize: serializePlivoMediaMessage,
   tokenIn: 'query' as const,
   startMeansInProgress: true,
   stopMeansCompleted: false,

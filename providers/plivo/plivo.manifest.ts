@@ -1,4 +1,8 @@
-import type { ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import type { MediaDeclaration, ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import { MULAW_8K } from '../../core/voice/audio-format.js';
+
+/** Plivo bidirectional `<Stream keepCallAlive>`: μ-law 8 kHz `media` in, `playAudio` out, `checkpoint` → `playedStream`, `clearAudio`; closing the stream ends the call. */
+export const plivoMedia: MediaDeclaration = { transport: 'websocket', inFormat: MULAW_8K, outFormat: MULAW_8K, marks: 'native', clear: 'native', hangUp: 'close' };
 
 /** Plivo Voice (API.md section 5): the account's Auth ID and Auth Token, and optionally the application its numbers use. */
 export const plivoManifest: ProviderManifest = {
@@ -6,6 +10,7 @@ export const plivoManifest: ProviderManifest = {
   displayName: 'Plivo',
   docsUrl: 'https://www.plivo.com/docs/voice/',
   mediaTransport: 'websocket',
+  media: plivoMedia,
   fields: [
     {
       name: 'auth_id',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { parseSimulatorMediaMessage } from './simulator-media.js';
+import { checkMediaFixture, loadMediaFixture } from '../../test/support/media-framing-fixtures.js';
+import { parseSimulatorMediaMessage, simulatorMediaFraming } from './simulator-media.js';
 
 const text = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
 
@@ -12,5 +13,11 @@ describe('parseSimulatorMediaMessage', () => {
     expect(parseSimulatorMediaMessage(text({ event: 'stop' }), false)).toEqual({ kind: 'stop' });
     expect(parseSimulatorMediaMessage(text('nope'), false)).toEqual({ kind: 'ignored', reason: 'not JSON' });
     expect(parseSimulatorMediaMessage(text({ event: 'dance' }), false)).toEqual({ kind: 'ignored', reason: 'unknown event "dance"' });
+  });
+});
+
+describe('Simulator media framing, both ways', () => {
+  it('parses what arrives and serializes what we send as recorded (fixtures/media/stream.json)', () => {
+    checkMediaFixture(simulatorMediaFraming, loadMediaFixture(new URL('./fixtures/media/stream.json', import.meta.url)));
   });
 });

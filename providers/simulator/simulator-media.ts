@@ -1,37 +1,70 @@
 /**
- * The simulator's media framing, for tests and demos: binary frames are caller audio (μ-law 8 kHz mono
- * bytes); text frames are JSON `{"event": "start", "call_id"?}`, `{"event": "audio", "track"?: "inbound" |
- * "outbound", "payload": "<base64>"}`, `{"event": "mark", "name"}`, `{"event": "stop"}`. The token is `?token=`
- * on the URL. Pure; never throws.
+ * The simulator's media framing, for simulated callers, tests and demos (docs/voice.md, "Carriers and media
+ * framing"). It is Twilio's shape, so a Twilio client speaks it as is:
+ * - in: binary frames are caller audio (μ-law 8 kHz mono bytes); text frames are JSON `{"event": "start",
+ *   "call_id"?}`, `{"event": "media", "media": {"track"?, "payload": "<base64>"}}` (the older `{"event":
+ *   "audio", "track"?, "payload"}` too), `{"event": "mark", "mark": {"name"}}` (or `"name"` at the top),
+ *   `{"event": "dtmf", "dtmf": {"digit"}}` and `{"event": "stop"}`;
+ * - out: `{"event": "media", "streamSid", "media": {"payload": "<base64 μ-law>"}}` and `{"event": "clear",
+ *   "streamSid"}` (drop what you buffered). Marks are emulated by the channel from its playout clock, so a
+ *   simulated caller echoes nothing; closing the stream ends the simulated call.
+ * The token is `?token=` on the URL. Pure; never throws.
  */
-import { readJsonMessage } from '../../core/calls/media-json-framing.js';
-import { MULAW_8K_MONO, type MediaFraming, type MediaMessage } from '../../core/calls/media-session.js';
+import { dtmfDigit, isBase64Payload, jsonFrame, jsonObject as obj, mediaAudio, nonEmptyString as str, readJsonMessage, unknownEvent } from '../../core/calls/media-json-framing.js';
+import { MULAW_8K_MONO, type MediaFraming, type MediaMessage, type MediaStreamIds, type OutboundMedia, type WireFrame } from '../../core/calls/media-session.js';
+import { simulatorMedia } from './simulator.manifest.js';
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const decode = (payload: string): Uint8Array => Buffer.from(payload, 'base64');
 
 export function parseSimulatorMediaMessage(data: Uint8Array, isBinary: boolean): MediaMessage {
   if (isBinary) return { kind: 'audio', track: 'inbound', payload: data };
   const read = readJsonMessage(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
   if ('ignored' in read) return read.ignored;
   const msg = read.message;
-  switch (msg.event) {
-    case 'start':
+  const event = str(msg.event);
+  switch (event) {
+    case 'connected':
+      return { kind: 'connected' };
+    case 'start': {
+      const callId = str(msg.call_id);
+      const streamId = str(msg.streamSid) ?? str(obj(msg.start)?.streamSid);
       return {
         kind: 'start',
-        start: { tracks: ['inbound'], format: MULAW_8K_MONO, parameters: {}, ...(typeof msg.call_id === 'string' ? { providerCallId: msg.call_id } : {}) },
+        start: { tracks: ['inbound'], format: MULAW_8K_MONO, parameters: {}, ...(callId ? { providerCallId: callId } : {}), ...(streamId ? { streamId } : {}) },
       };
+    }
+    case 'media':
+      return mediaAudio(msg.media, decode);
     case 'audio': {
       const track = msg.track === undefined || msg.track === 'inbound' ? 'inbound' : msg.track === 'outbound' ? 'outbound' : null;
       if (!track) return { kind: 'ignored', reason: 'audio on an unknown track' };
-      if (typeof msg.payload !== 'string' || !BASE64.test(msg.payload)) return { kind: 'ignored', reason: 'audio without a base64 payload' };
-      return { kind: 'audio', track, payload: Buffer.from(msg.payload, 'base64') };
+      if (!isBase64Payload(msg.payload)) return { kind: 'ignored', reason: 'audio without a base64 payload' };
+      return { kind: 'audio', track, payload: decode(msg.payload) };
     }
-    case 'mark':
-      return typeof msg.name === 'string' && msg.name ? { kind: 'mark', name: msg.name } : { kind: 'ignored', reason: 'mark without a name' };
+    case 'mark': {
+      const name = str(obj(msg.mark)?.name) ?? str(msg.name);
+      return name ? { kind: 'mark', name } : { kind: 'ignored', reason: 'mark without a name' };
+    }
+    case 'dtmf':
+      return dtmfDigit(msg.dtmf);
     case 'stop':
       return { kind: 'stop' };
     default:
-      return { kind: 'ignored', reason: typeof msg.event === 'string' ? `unknown event "${msg.event.slice(0, 40)}"` : 'no event' };
+      return unknownEvent(event);
+  }
+}
+
+/** One outbound message, Twilio-shaped (marks are emulated: nothing on the wire). */
+export function serializeSimulatorMediaMessage(message: OutboundMedia, stream: MediaStreamIds): WireFrame[] {
+  const streamSid = stream.streamId ?? '';
+  switch (message.kind) {
+    case 'audio':
+      return [jsonFrame({ event: 'media', streamSid, media: { payload: Buffer.from(message.payload).toString('base64') } })];
+    case 'clear':
+      return [jsonFrame({ event: 'clear', streamSid })];
+    case 'mark':
+    case 'hangup':
+      return [];
   }
 }
 
@@ -41,7 +74,9 @@ export function parseSimulatorMediaMessage(data: Uint8Array, isBinary: boolean):
  */
 export const simulatorMediaFraming: MediaFraming = Object.freeze({
   provider: 'simulator',
+  media: simulatorMedia,
   parse: parseSimulatorMediaMessage,
+  serialize: serializeSimulatorMediaMessage,
   tokenIn: 'query' as const,
   startMeansInProgress: false,
   stopMeansCompleted: false,

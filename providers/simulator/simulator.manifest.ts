@@ -1,4 +1,9 @@
 import type { ProviderManifest } from '../../plugins/sdk.js';
+import type { MediaDeclaration } from '../../core/telephony/provider-manifest.js';
+import { MULAW_8K } from '../../core/voice/audio-format.js';
+
+/** The simulator's own framing for simulated callers (Twilio-shaped JSON, binary caller audio accepted): μ-law 8 kHz both ways, `clear`; marks emulated from the playout clock. */
+export const simulatorMedia: MediaDeclaration = { transport: 'websocket', inFormat: MULAW_8K, outFormat: MULAW_8K, marks: 'emulated', clear: 'native', hangUp: 'close' };
 
 /** API.md section 8. */
 export const simulatorManifest: ProviderManifest = {
@@ -6,6 +11,7 @@ export const simulatorManifest: ProviderManifest = {
   displayName: 'Simulator (no real calls)',
   docsUrl: 'https://github.com/callplane/callplane/blob/main/docs/providers.md#the-simulator',
   mediaTransport: 'none',
+  media: simulatorMedia,
   fields: [
     {
       name: 'account_id',

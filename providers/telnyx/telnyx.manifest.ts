@@ -1,4 +1,8 @@
-import type { ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import type { MediaDeclaration, ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import { MULAW_8K } from '../../core/voice/audio-format.js';
+
+/** Telnyx media streaming with `stream_bidirectional_mode: rtp` (PCMU): base64 RTP payloads both ways, `mark` echoes, `clear`; the stream is a fork of the call, so hanging up goes through Call Control. */
+export const telnyxMedia: MediaDeclaration = { transport: 'websocket', inFormat: MULAW_8K, outFormat: MULAW_8K, marks: 'native', clear: 'native', hangUp: 'rest' };
 
 /** Telnyx Call Control (Voice API v2), API.md section 5: an API key, the Call Control application and its webhook key. */
 export const telnyxManifest: ProviderManifest = {
@@ -6,6 +10,7 @@ export const telnyxManifest: ProviderManifest = {
   displayName: 'Telnyx',
   docsUrl: 'https://developers.telnyx.com/docs/voice/programmable-voice/get-started',
   mediaTransport: 'websocket',
+  media: telnyxMedia,
   fields: [
     {
       name: 'api_key',

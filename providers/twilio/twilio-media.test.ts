@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { parseTwilioMediaMessage } from './twilio-media.js';
+import { checkMediaFixture, loadMediaFixture } from '../../test/support/media-framing-fixtures.js';
+import { parseTwilioMediaMessage, twilioMediaFraming } from './twilio-media.js';
+import { twilioManifest } from './twilio.manifest.js';
 
 const text = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
 const parse = (v: unknown) => parseTwilioMediaMessage(text(v), false);
@@ -31,7 +33,7 @@ describe('parseTwilioMediaMessage (Twilio Media Streams messages)', () => {
       [text([1, 2]), false, 'not a JSON object'],
       [text('null'), false, 'not a JSON object'],
       [text({}), false, 'no event'],
-      [text({ event: 'clear' }), false, 'unknown event "clear"'],
+      [text({ event: 'clear' }), false, 'unknown event "clear"'], // ours to send, never Twilio's
       [text({ event: 'start' }), false, 'start without a start object'],
       [text({ event: 'start', start: { mediaFormat: 'x' } }), false, 'start without a readable mediaFormat'],
       [text({ event: 'media', media: { payload: '@@@' } }), false, 'media without a base64 payload'],
@@ -41,5 +43,19 @@ describe('parseTwilioMediaMessage (Twilio Media Streams messages)', () => {
     ];
     for (const [data, binary, reason] of cases) expect(parseTwilioMediaMessage(data, binary)).toEqual({ kind: 'ignored', reason });
     for (let i = 0; i < 200; i++) expect(() => parseTwilioMediaMessage(Buffer.from(Array.from({ length: i }, () => Math.floor(Math.random() * 256))), i % 2 === 0)).not.toThrow();
+  });
+});
+
+describe('Twilio media framing, both ways', () => {
+  it('parses what Twilio sends and serializes what we send as recorded (fixtures/media/stream.json)', () => {
+    checkMediaFixture(twilioMediaFraming, loadMediaFixture(new URL('./fixtures/media/stream.json', import.meta.url)));
+  });
+
+  it('declares what it does: μ-law 8 kHz both ways, native marks and clear, hang-up by closing; the token in start', () => {
+    expect(twilioMediaFraming).toMatchObject({
+      provider: 'twilio', tokenIn: 'start', startMeansInProgress: true, stopMeansCompleted: false,
+      media: { transport: 'websocket', inFormat: { encoding: 'mulaw', sampleRate: 8000 }, outFormat: { encoding: 'mulaw', sampleRate: 8000 }, marks: 'native', clear: 'native', hangUp: 'close' },
+    });
+    expect(twilioManifest.media).toBe(twilioMediaFraming.media);
   });
 });

@@ -1,11 +1,14 @@
 /**
  * Twilio Media Streams framing: JSON text messages `connected`, `start` (streamSid, callSid, tracks,
  * mediaFormat audio/x-mulaw 8000 1, customParameters), `media` (track inbound/outbound, base64 μ-law
- * payload), `dtmf`, `mark` and `stop`. Pure; never throws. The media token travels as the `<Stream>`'s
+ * payload), `dtmf`, `mark` and `stop`. Outbound (bidirectional `<Connect><Stream>`): `media` with a base64
+ * μ-law payload, `mark` (echoed back once the audio before it has played, or at once when a `clear` drops
+ * it) and `clear`, each naming the `streamSid`. Pure; never throws. The media token travels as the `<Stream>`'s
  * `<Parameter name="token">` (Twilio refuses query strings on stream URLs) and arrives in `start.customParameters`.
  */
-import { dtmfDigit, jsonObject as obj, mediaAudio, mediaFormatOf, nonEmptyString as str, readJsonMessage, startTracks, unknownEvent } from '../../core/calls/media-json-framing.js';
-import type { MediaFraming, MediaMessage, MediaStart } from '../../core/calls/media-session.js';
+import { dtmfDigit, jsonFrame, jsonObject as obj, mediaAudio, mediaFormatOf, nonEmptyString as str, readJsonMessage, startTracks, unknownEvent } from '../../core/calls/media-json-framing.js';
+import type { MediaFraming, MediaMessage, MediaStart, MediaStreamIds, OutboundMedia, WireFrame } from '../../core/calls/media-session.js';
+import { twilioMedia } from './twilio.manifest.js';
 
 function parameters(v: unknown): Record<string, string> {
   const out: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -52,6 +55,21 @@ export function parseTwilioMediaMessage(data: Uint8Array, isBinary: boolean): Me
   }
 }
 
+/** One outbound message in Twilio's shape (docs: twilio.com/docs/voice/media-streams/websocket-messages). */
+export function serializeTwilioMediaMessage(message: OutboundMedia, stream: MediaStreamIds): WireFrame[] {
+  const streamSid = stream.streamId ?? '';
+  switch (message.kind) {
+    case 'audio':
+      return [jsonFrame({ event: 'media', streamSid, media: { payload: Buffer.from(message.payload).toString('base64') } })];
+    case 'mark':
+      return [jsonFrame({ event: 'mark', streamSid, mark: { name: message.name } })];
+    case 'clear':
+      return [jsonFrame({ event: 'clear', streamSid })];
+    case 'hangup':
+      return []; // closing the stream ends the <Connect>, and nothing follows it in our TwiML
+  }
+}
+
 /**
  * Twilio: the token comes in the `start`; a `start` means the call is connected (the run may already be
  * `in_progress` from the call's status callback: applying it again is a no-op). The stream's end never ends
@@ -60,7 +78,9 @@ export function parseTwilioMediaMessage(data: Uint8Array, isBinary: boolean): Me
  */
 export const twilioMediaFraming: MediaFraming = Object.freeze({
   provider: 'twilio',
+  media: twilioMedia,
   parse: parseTwilioMediaMessage,
+  serialize: serializeTwilioMediaMessage,
   tokenIn: 'start' as const,
   startMeansInProgress: true,
   stopMeansCompleted: false,

@@ -1,4 +1,8 @@
-import type { ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import type { MediaDeclaration, ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import { MULAW_8K } from '../../core/voice/audio-format.js';
+
+/** Twilio Media Streams (`<Connect><Stream>`): base64 μ-law 8 kHz both ways, marks echoed when played, `clear`; closing the stream ends the call (nothing follows the `<Connect>`). */
+export const twilioMedia: MediaDeclaration = { transport: 'websocket', inFormat: MULAW_8K, outFormat: MULAW_8K, marks: 'native', clear: 'native', hangUp: 'close' };
 
 /** Twilio Programmable Voice (API.md section 5): the account SID and its auth token. */
 export const twilioManifest: ProviderManifest = {
@@ -6,6 +10,7 @@ export const twilioManifest: ProviderManifest = {
   displayName: 'Twilio',
   docsUrl: 'https://www.twilio.com/docs/voice',
   mediaTransport: 'websocket',
+  media: twilioMedia,
   fields: [
     {
       name: 'account_sid',

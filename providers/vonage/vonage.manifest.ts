@@ -1,4 +1,8 @@
-import type { ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import type { MediaDeclaration, ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import { L16_16K } from '../../core/voice/audio-format.js';
+
+/** Vonage `connect` to a WebSocket: binary L16 16 kHz frames of 640 bytes (20 ms) both ways, `{"action":"clear"}`; no marks on the wire (emulated from the playout clock); closing the stream ends the call. */
+export const vonageMedia: MediaDeclaration = { transport: 'websocket', inFormat: L16_16K, outFormat: L16_16K, marks: 'emulated', clear: 'native', hangUp: 'close' };
 
 /** Vonage Voice API (API.md section 5): a Voice application with its private key, the account key and secrets. */
 export const vonageManifest: ProviderManifest = {
@@ -6,6 +10,7 @@ export const vonageManifest: ProviderManifest = {
   displayName: 'Vonage',
   docsUrl: 'https://developer.vonage.com/en/voice/voice-api/overview',
   mediaTransport: 'websocket',
+  media: vonageMedia,
   fields: [
     {
       name: 'application_id',
