@@ -26,7 +26,11 @@ export type {
   WebhookRequest,
 } from '../core/ports/telephony-provider.port.js';
 export type { CredentialField, CredentialFieldType, MediaDeclaration, ProviderKind, ProviderManifest } from '../core/telephony/provider-manifest.js';
-export type { AiProviderDeps, AiProviderPlugin } from '../core/ports/ai-service-provider.port.js';
+export type { AiProviderDeps, AiProviderPlugin, ConnectPermit, SpeechProviderDeps } from '../core/ports/ai-service-provider.port.js';
+export type { SpeechToText, SttEvent, SttStream, SttStreamOptions } from '../core/ports/speech-to-text.port.js';
+export type { TextToSpeech, TtsAudio, TtsRequest } from '../core/ports/text-to-speech.port.js';
+export type { AudioEncoding, AudioFormat } from '../core/voice/audio-format.js';
+export { AsyncQueue } from './async-queue.js';
 export type {
   ChatMessage, FinishReason, LanguageModel, LanguageModelEvent, StreamRequest, StructuredRequest, StructuredResult, TokenUsage, ToolCall, ToolSpec,
 } from '../core/ports/language-model.port.js';
@@ -237,7 +241,7 @@ export function defineAiProviderPlugin(plugin: AiProviderPlugin): AiProviderPlug
     if (!plugin.manifest.kinds?.length || !kinds.every((k) => AI_PROVIDER_KINDS.includes(k))) {
       problems.push(`manifest.kinds: a model provider declares kinds among ${AI_PROVIDER_KINDS.join(', ')}`);
     }
-    for (const hook of ['validateConfig', 'createLanguageModel'] as const) {
+    for (const hook of ['validateConfig', 'createLanguageModel', 'createSpeechToText', 'createTextToSpeech'] as const) {
       if (plugin[hook] !== undefined && typeof plugin[hook] !== 'function') problems.push(`${hook} must be a function when given`);
     }
     if (kinds.includes('llm') && typeof plugin.createLanguageModel !== 'function') problems.push('createLanguageModel must be a function for kind llm');

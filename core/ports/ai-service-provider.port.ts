@@ -1,5 +1,7 @@
 import type { ProviderManifest } from '../telephony/provider-manifest.js';
 import type { LanguageModel } from './language-model.port.js';
+import type { SpeechToText } from './speech-to-text.port.js';
+import type { TextToSpeech } from './text-to-speech.port.js';
 import type { ProviderConfig } from './telephony-provider.port.js';
 
 /** What an AI provider plugin gets to build a client: the host's network access, nothing else. */
@@ -9,6 +11,24 @@ export interface AiProviderDeps {
    * against the private-network setting, cloud metadata always refused, redirects never followed).
    */
   fetch: typeof fetch;
+}
+
+/** A connection the host's network policy allowed (see `SpeechProviderDeps.checkConnect`). */
+export interface ConnectPermit {
+  /**
+   * node's `LookupFunction` answering only the addresses that were checked: pass it as `lookup` to the
+   * socket (`new WebSocket(url, { lookup })`) so the connection goes where the check looked (no DNS rebinding).
+   */
+  lookup: (...args: never[]) => void;
+}
+
+/** What a speech client (stt, tts) gets: the policy fetch, and the same policy for WebSocket URLs. */
+export interface SpeechProviderDeps extends AiProviderDeps {
+  /**
+   * Checks a URL the plugin connects to without `fetch` (a `ws:`/`wss:` URL) against the outbound network
+   * policy right before connecting: scheme, host, every resolved address. Throws `NetworkPolicyError`.
+   */
+  checkConnect(url: string): Promise<ConnectPermit>;
 }
 
 /**
@@ -22,4 +42,8 @@ export interface AiProviderPlugin {
   validateConfig?(config: ProviderConfig, context: { allowPrivateNetwork: boolean }): Array<[string, string]>;
   /** For kind `llm`: a chat model client on `config` (the validated, decrypted fields). Must not do I/O itself. */
   createLanguageModel?(config: ProviderConfig, deps: AiProviderDeps): LanguageModel;
+  /** For kind `stt`: a speech recognizer on `config`. Must not do I/O itself (streams connect on `open`). */
+  createSpeechToText?(config: ProviderConfig, deps: SpeechProviderDeps): SpeechToText;
+  /** For kind `tts`: a speech synthesizer on `config`. Must not do I/O itself. */
+  createTextToSpeech?(config: ProviderConfig, deps: SpeechProviderDeps): TextToSpeech;
 }

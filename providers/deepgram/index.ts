@@ -1,5 +1,9 @@
 import { checkUrlShape, configString, defineAiProviderPlugin } from '../../plugins/sdk.js';
 import { DEEPGRAM_DEFAULT_BASE_URL, deepgramManifest } from './deepgram.manifest.js';
+import { DeepgramSpeechToText } from './deepgram-stt.client.js';
+import { DeepgramTextToSpeech } from './deepgram-tts.client.js';
+
+const baseUrlOf = (config: Record<string, unknown>) => configString(config.base_url) || DEEPGRAM_DEFAULT_BASE_URL;
 
 /**
  * Deepgram (API.md 10): stt and tts. The streaming clients come with the voice pipeline; today the plugin
@@ -11,4 +15,7 @@ export default defineAiProviderPlugin({
     checkUrlShape(configString(config.base_url) || DEEPGRAM_DEFAULT_BASE_URL, {
       allowPrivateNetwork: context.allowPrivateNetwork, field: 'base_url', protocols: ['wss:', 'ws:'],
     }),
+  createSpeechToText: (config, deps) =>
+    new DeepgramSpeechToText({ apiKey: configString(config.api_key), baseUrl: baseUrlOf(config), checkConnect: deps.checkConnect }),
+  createTextToSpeech: (config, deps) => new DeepgramTextToSpeech({ apiKey: configString(config.api_key), baseUrl: baseUrlOf(config), fetch: deps.fetch }),
 });

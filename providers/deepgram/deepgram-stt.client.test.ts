@@ -1,0 +1,180 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ProviderApiError } from '../../core/errors.js';
+import type { SttEvent } from '../../core/ports/speech-to-text.port.js';
+import { MULAW_8K } from '../../core/voice/audio-format.js';
+import { speechProviderDeps } from '../../plugins/ai-speech-services.js';
+import { collectUntil, finalText, speak, speechToTextContract } from '../../test/contracts/speech-to-text.contract.js';
+import { FakeDeepgramServer } from '../../test/fakes/deepgram/fake-deepgram-server.js';
+import { frames, silenceAudio } from '../../test/fakes/scripted-speech.js';
+import { DeepgramSpeechToText, type DeepgramSttOptions } from './deepgram-stt.client.js';
+
+const { checkConnect } = speechProviderDeps(true);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+speechToTextContract('deepgram (live WebSocket against the fake)', async () => {
+  const fake = await FakeDeepgramServer.start();
+  return {
+    stt: new DeepgramSpeechToText({ apiKey: fake.key, baseUrl: fake.baseUrl, checkConnect }),
+    format: MULAW_8K,
+    willHear: (text) => void fake.say(text),
+    dispose: () => fake.close(),
+  };
+});
+
+describe('deepgram live transcription client', () => {
+  let fake: FakeDeepgramServer;
+  const client = (o: Partial<DeepgramSttOptions> = {}) => new DeepgramSpeechToText({ apiKey: fake.key, baseUrl: fake.baseUrl, checkConnect, ...o });
+  beforeAll(async () => {
+    fake = await FakeDeepgramServer.start({ idleTimeoutMs: 400 });
+  });
+  afterAll(() => fake.close());
+  afterEach(() => {
+    fake.connections.length = 0;
+  });
+
+  it('connects with the documented query and Token header, streams binary audio, maps interim/final/SpeechStarted/UtteranceEnd', async () => {
+    fake.say('i would like to reschedule');
+    const stream = await client({ endpointingMs: 300 }).open({ format: MULAW_8K, language: 'en' });
+    const events = stream.events[Symbol.asyncIterator]();
+    speak(stream, MULAW_8K, 800, 400); // the fake's endpointing (300 ms of silence) ends it: speech_final
+    const seen = await collectUntil(events, (e) => e.type === 'final' && e.speechFinal);
+    expect(seen[0]).toEqual({ type: 'speech_started' });
+    expect(seen.filter((e) => e.type === 'interim').length).toBeGreaterThan(0);
+    expect(finalText(seen)).toBe('i would like to reschedule');
+    for (const f of frames(silenceAudio(MULAW_8K, 1100), MULAW_8K)) stream.push(f);
+    await collectUntil(events, (e) => e.type === 'utterance_end');
+    const conn = fake.connections[0]!;
+    expect(conn.authorization).toBe(`Token ${fake.key}`);
+    expect(conn.query).toMatchObject({
+      encoding: 'mulaw', sample_rate: '8000', channels: '1', model: 'nova-3', language: 'en', interim_results: 'true', punctuate: 'true',
+      smart_format: 'true', endpointing: '300', utterance_end_ms: '1000', vad_events: 'true',
+    });
+    expect(conn.audioBytes).toBe(8 * (800 + 400 + 1100));
+    await stream.close();
+    expect(conn.controls).toEqual(['CloseStream']);
+    expect(conn.sent.at(-1)).toMatchObject({ type: 'Metadata' });
+    await sleep(20);
+    expect(conn.closeCode).toBe(1000);
+  });
+
+  it('finalize() sends Finalize once per utterance; its answer (from_finalize) is speech-final', async () => {
+    fake.say('yes please');
+    const stream = await client().open({ format: MULAW_8K });
+    const events = stream.events[Symbol.asyncIterator]();
+    speak(stream, MULAW_8K, 400, 40);
+    stream.finalize();
+    stream.finalize();
+    const seen = await collectUntil(events, (e) => e.type === 'final');
+    expect(seen.at(-1)).toEqual({ type: 'final', text: 'yes please', speechFinal: true });
+    expect(fake.connections[0]!.controls).toEqual(['Finalize']);
+    await stream.close();
+  });
+
+  it('sends KeepAlive while no audio flows, so an idle stream outlives the server\'s idle timeout', async () => {
+    const stream = await client({ keepAliveMs: 100 }).open({ format: MULAW_8K });
+    await sleep(900); // the fake closes after 400 ms without audio or KeepAlive
+    const conn = fake.connections[0]!;
+    expect(conn.controls.filter((c) => c === 'KeepAlive').length).toBeGreaterThanOrEqual(3);
+    expect(conn.closeCode).toBeUndefined();
+    expect(fake.connections).toHaveLength(1);
+    await stream.close();
+  });
+
+  it('without KeepAlive the fake closes an idle stream (1011), which the client then reconnects', async () => {
+    const stream = await client({ keepAliveMs: 60_000, reconnectDelayMs: 10 }).open({ format: MULAW_8K });
+    await sleep(600);
+    expect(fake.connections[0]!.closeCode).toBe(1011);
+    expect(fake.connections.length).toBeGreaterThanOrEqual(2);
+    await stream.close();
+  });
+
+  it('reconnects after an unexpected close, buffering the audio pushed meanwhile and sending it first', async () => {
+    fake.say('after the drop');
+    const stream = await client({ reconnectDelayMs: 50 }).open({ format: MULAW_8K });
+    const events = stream.events[Symbol.asyncIterator]();
+    fake.dropAll('terminate');
+    await sleep(5);
+    speak(stream, MULAW_8K, 400, 40); // pushed while the connection is down
+    stream.finalize();
+    const seen = await collectUntil(events, (e) => e.type === 'final' && e.speechFinal);
+    expect(finalText(seen)).toBe('after the drop');
+    expect(fake.connections).toHaveLength(2);
+    expect(fake.connections[1]!.audioBytes).toBe(8 * 440);
+    expect(fake.connections[1]!.controls).toEqual(['Finalize']);
+    await stream.close();
+  });
+
+  it('gives up after the bounded reconnect attempts: the events throw ProviderApiError(deepgram)', async () => {
+    const stream = await client({ reconnectDelayMs: 5, maxReconnects: 2 }).open({ format: MULAW_8K });
+    fake.refuseNext(2, 503);
+    fake.dropAll(1011);
+    const reading = (async () => {
+      for await (const e of stream.events) void e;
+    })();
+    await expect(reading).rejects.toBeInstanceOf(ProviderApiError);
+    await expect(reading).rejects.toMatchObject({ provider: 'deepgram', message: expect.stringMatching(/could not be restored.*503/) });
+    expect(fake.connections).toHaveLength(1);
+  });
+
+  it('a 1008 close (the server judged our data) fails at once, without reconnecting', async () => {
+    const stream = await client({ reconnectDelayMs: 5 }).open({ format: MULAW_8K });
+    fake.connections[0]!.socket.close(1008, 'DATA-0000: bad audio');
+    const got: SttEvent[] = [];
+    const reading = (async () => {
+      for await (const e of stream.events) got.push(e);
+    })();
+    await expect(reading).rejects.toMatchObject({ provider: 'deepgram', retryable: false, message: expect.stringContaining('DATA-0000') });
+    await sleep(50);
+    expect(fake.connections).toHaveLength(1);
+  });
+
+  it('a refused key is ProviderApiError with Deepgram\'s message and without the key', async () => {
+    const err = await new DeepgramSpeechToText({ apiKey: 'dg-wrong-secret-123', baseUrl: fake.baseUrl, checkConnect }).open({ format: MULAW_8K }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderApiError);
+    expect((err as ProviderApiError).message).toMatch(/HTTP 401.*Invalid credentials/);
+    expect((err as ProviderApiError).message).not.toContain('dg-wrong-secret-123');
+    expect((err as ProviderApiError).retryable).toBe(false);
+  });
+
+  it('goes through the network policy: a private address is refused before any connection unless allowed', async () => {
+    const err = await new DeepgramSpeechToText({ apiKey: fake.key, baseUrl: fake.baseUrl, checkConnect: speechProviderDeps(false).checkConnect })
+      .open({ format: MULAW_8K }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderApiError);
+    expect((err as Error).message).toMatch(/private or loopback/);
+    expect(fake.connections).toHaveLength(0);
+    const metadata = await new DeepgramSpeechToText({ apiKey: 'k', baseUrl: 'ws://169.254.169.254', checkConnect }).open({ format: MULAW_8K }).catch((e: unknown) => e);
+    expect((metadata as Error).message).toMatch(/cloud metadata/);
+  });
+
+  it('never follows a redirect on the upgrade', async () => {
+    let followed = 0;
+    const target = http.createServer();
+    target.on('upgrade', (_q, socket) => {
+      followed++;
+      socket.destroy();
+    });
+    const redirector = http.createServer();
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+    redirector.on('upgrade', (_q, socket) => {
+      socket.end(`HTTP/1.1 302 Found\r\nLocation: ws://127.0.0.1:${(target.address() as AddressInfo).port}/v1/listen\r\nContent-Length: 0\r\n\r\n`);
+    });
+    await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r));
+    try {
+      const err = await client({ baseUrl: `ws://127.0.0.1:${(redirector.address() as AddressInfo).port}` }).open({ format: MULAW_8K }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ProviderApiError);
+      expect((err as Error).message).toMatch(/redirect.*not followed/);
+      expect(followed).toBe(0);
+    } finally {
+      await new Promise((r) => redirector.close(r));
+      await new Promise((r) => target.close(r));
+    }
+  });
+
+  it('asks for linear16 at the pushed rate when the audio is L16', async () => {
+    const stream = await client().open({ format: { encoding: 'l16', sampleRate: 16000 }, model: 'nova-2-phonecall' });
+    expect(fake.connections[0]!.query).toMatchObject({ encoding: 'linear16', sample_rate: '16000', model: 'nova-2-phonecall' });
+    await stream.close();
+  });
+});

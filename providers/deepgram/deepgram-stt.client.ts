@@ -1,0 +1,333 @@
+/**
+ * The only code that speaks Deepgram's live transcription protocol (docs/providers.md, "Deepgram"):
+ * `GET <base_url>/v1/listen?...` upgraded to a WebSocket with `Authorization: Token <api_key>`.
+ *
+ * - Client → server: binary audio frames in the stream's format (μ-law 8 kHz straight from the carrier),
+ *   `{"type":"Finalize"}` when the caller stops speaking, `{"type":"KeepAlive"}` after `keepAliveMs` without
+ *   audio (Deepgram closes an idle stream after 10 s), `{"type":"CloseStream"}` on close.
+ * - Server → client: `Results` (`is_final`, `speech_final`, `from_finalize`), `SpeechStarted`, `UtteranceEnd`,
+ *   `Metadata`; mapped to `SttEvent`s. A Finalize's answer (`from_finalize`) counts as speech-final: the caller
+ *   itself declared the end of the utterance.
+ * - The URL passes the host's network policy (`checkConnect`) right before every connect and the socket is
+ *   pinned to the checked address; a redirect is refused, never followed.
+ * - An unexpected close (not 1008, the provider's verdict on our data) reconnects up to `maxReconnects` times
+ *   with backoff; audio pushed meanwhile is buffered (the last `maxBufferedMs`) and sent first.
+ * - Errors are `ProviderApiError('deepgram', message)`; the api key never appears in one.
+ */
+import type { LookupFunction } from 'node:net';
+import WebSocket from 'ws';
+import {
+  AsyncQueue, NetworkPolicyError, ProviderApiError,
+  type AudioFormat, type ConnectPermit, type SpeechToText, type SttEvent, type SttStream, type SttStreamOptions,
+} from '../../plugins/sdk.js';
+
+export const DEEPGRAM = 'deepgram';
+
+export interface DeepgramSttOptions {
+  apiKey: string;
+  /** The WebSocket API root, e.g. `wss://api.deepgram.com`. */
+  baseUrl: string;
+  /** The host's network policy for WebSocket URLs. */
+  checkConnect: (url: string) => Promise<ConnectPermit>;
+  /** Default model when the stream names none. Default `nova-3`. */
+  model?: string;
+  /** Deepgram's own endpointing (ms of silence before `speech_final`). Default 300. */
+  endpointingMs?: number;
+  /** `utterance_end_ms`. Default 1000. */
+  utteranceEndMs?: number;
+  /** A KeepAlive goes out after this long without audio (ms). Default 5000. */
+  keepAliveMs?: number;
+  /** Reconnect attempts after an unexpected close. Default 3. */
+  maxReconnects?: number;
+  /** First reconnect delay, doubled each attempt (ms). Default 200. */
+  reconnectDelayMs?: number;
+  /** Audio kept while reconnecting (ms of the stream's format); older audio is dropped. Default 5000. */
+  maxBufferedMs?: number;
+  /** Handshake bound (ms). Default 5000. */
+  connectTimeoutMs?: number;
+  /** How long `close` waits for the server's last results and close (ms). Default 2000. */
+  closeTimeoutMs?: number;
+}
+
+const ENCODINGS: Record<AudioFormat['encoding'], string> = { mulaw: 'mulaw', alaw: 'alaw', l16: 'linear16' };
+
+/** `wss://host[/prefix]` → `wss://host[/prefix]/v1/listen?...` for one stream. */
+export function deepgramListenUrl(baseUrl: string, format: AudioFormat, o: { model: string; language?: string; endpointingMs: number; utteranceEndMs: number }): string {
+  const url = new URL(`${baseUrl.replace(/\/+$/, '')}/v1/listen`);
+  const q = url.searchParams;
+  q.set('encoding', ENCODINGS[format.encoding]);
+  q.set('sample_rate', String(format.sampleRate));
+  q.set('channels', '1');
+  q.set('model', o.model);
+  if (o.language) q.set('language', o.language);
+  q.set('interim_results', 'true');
+  q.set('punctuate', 'true');
+  q.set('smart_format', 'true');
+  q.set('endpointing', String(o.endpointingMs));
+  q.set('utterance_end_ms', String(o.utteranceEndMs));
+  q.set('vad_events', 'true');
+  return url.href;
+}
+
+export class DeepgramSpeechToText implements SpeechToText {
+  constructor(private readonly opts: DeepgramSttOptions) {}
+
+  async open(options: SttStreamOptions): Promise<SttStream> {
+    options.signal?.throwIfAborted();
+    const stream = new DeepgramSttStream(this.opts, options);
+    await stream.start();
+    return stream;
+  }
+}
+
+/** The text of a failure, with the api key blanked out whatever the server echoed. */
+function redactor(key: string): (text: string) => string {
+  return (text) => (key ? text.split(key).join('***') : text);
+}
+
+interface DeepgramMessage {
+  type?: string;
+  is_final?: boolean;
+  speech_final?: boolean;
+  from_finalize?: boolean;
+  channel?: { alternatives?: Array<{ transcript?: string }> };
+  description?: string;
+  message?: string;
+  err_msg?: string;
+}
+
+class DeepgramSttStream implements SttStream {
+  readonly events: AsyncQueue<SttEvent>;
+  private readonly url: string;
+  private readonly redact: (t: string) => string;
+  private ws: WebSocket | undefined;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private readonly maxPendingBytes: number;
+  private finalizePending = false;
+  private finalizedSinceAudio = false;
+  private lastSentAt = Date.now();
+  private keepAliveTimer: ReturnType<typeof setInterval> | undefined;
+  private closing: Promise<void> | undefined;
+  private reconnecting = false;
+  private lastServerError: string | undefined;
+
+  constructor(
+    private readonly opts: DeepgramSttOptions,
+    private readonly options: SttStreamOptions,
+  ) {
+    this.redact = redactor(opts.apiKey);
+    this.url = deepgramListenUrl(opts.baseUrl, options.format, {
+      model: options.model || opts.model || 'nova-3',
+      language: options.language,
+      endpointingMs: opts.endpointingMs ?? 300,
+      utteranceEndMs: opts.utteranceEndMs ?? 1000,
+    });
+    const bytesPerMs = (options.format.sampleRate / 1000) * (options.format.encoding === 'l16' ? 2 : 1);
+    this.maxPendingBytes = Math.ceil((opts.maxBufferedMs ?? 5000) * bytesPerMs);
+    this.events = new AsyncQueue<SttEvent>(() => void this.close());
+  }
+
+  async start(): Promise<void> {
+    this.ws = await this.connect();
+    const keepAliveMs = this.opts.keepAliveMs ?? 5000;
+    this.keepAliveTimer = setInterval(() => {
+      if (Date.now() - this.lastSentAt >= keepAliveMs) this.sendJson({ type: 'KeepAlive' });
+    }, Math.max(10, Math.min(1000, keepAliveMs / 4)));
+    this.keepAliveTimer.unref?.();
+    this.options.signal?.addEventListener('abort', () => void this.close(), { once: true });
+  }
+
+  push(audio: Uint8Array): void {
+    if (this.closing || audio.byteLength === 0) return;
+    this.finalizedSinceAudio = false;
+    if (this.ws?.readyState === WebSocket.OPEN && !this.reconnecting) {
+      this.ws.send(audio);
+      this.lastSentAt = Date.now();
+      return;
+    }
+    const copy = Buffer.from(audio);
+    this.pending.push(copy);
+    this.pendingBytes += copy.length;
+    while (this.pendingBytes > this.maxPendingBytes && this.pending.length > 1) this.pendingBytes -= this.pending.shift()!.length;
+  }
+
+  finalize(): void {
+    if (this.closing || this.finalizedSinceAudio) return;
+    this.finalizedSinceAudio = true;
+    if (this.ws?.readyState === WebSocket.OPEN && !this.reconnecting) this.sendJson({ type: 'Finalize' });
+    else this.finalizePending = true;
+  }
+
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.closing = (async () => {
+      clearInterval(this.keepAliveTimer);
+      this.pending = [];
+      const ws = this.ws;
+      if (ws && ws.readyState === WebSocket.OPEN) {
+        // CloseStream: the server sends its last results and Metadata, then closes.
+        ws.send(JSON.stringify({ type: 'CloseStream' }));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            ws.terminate();
+            resolve();
+          }, this.opts.closeTimeoutMs ?? 2000);
+          ws.once('close', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      } else ws?.terminate();
+      this.events.end();
+    })();
+    return this.closing;
+  }
+
+  private sendJson(message: Record<string, unknown>): void {
+    if (this.ws?.readyState !== WebSocket.OPEN) return;
+    this.ws.send(JSON.stringify(message));
+    this.lastSentAt = Date.now();
+  }
+
+  /** One connection attempt: policy check, handshake; resolves with the open socket (handlers attached). */
+  private async connect(): Promise<WebSocket> {
+    let permit: ConnectPermit;
+    try {
+      permit = await this.opts.checkConnect(this.url);
+    } catch (err) {
+      if (err instanceof NetworkPolicyError) throw new ProviderApiError(DEEPGRAM, err.message, false);
+      throw err;
+    }
+    const ws = new WebSocket(this.url, {
+      headers: { Authorization: `Token ${this.opts.apiKey}` },
+      lookup: permit.lookup as unknown as LookupFunction,
+      handshakeTimeout: this.opts.connectTimeoutMs ?? 5000,
+      followRedirects: false,
+      perMessageDeflate: false,
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('unexpected-response', (req, res) => {
+        const status = res.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.length < 16 && chunks.push(c));
+        res.on('end', () => {
+          req.destroy();
+          reject(this.handshakeError(status, res.headers, Buffer.concat(chunks).toString('utf8')));
+        });
+        res.on('error', () => reject(this.handshakeError(status, res.headers, '')));
+      });
+      ws.once('error', (err) => reject(new ProviderApiError(DEEPGRAM, `Deepgram could not be reached: ${this.redact(codeOf(err))}`, true)));
+    });
+    ws.on('error', () => undefined); // a late socket error arrives with its close, handled there
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) this.onMessage(data.toString());
+    });
+    ws.once('close', (code, reason) => this.onClose(ws, code, reason.toString()));
+    return ws;
+  }
+
+  private handshakeError(status: number, headers: Record<string, string | string[] | undefined>, body: string): ProviderApiError {
+    if (status >= 300 && status < 400) {
+      return new ProviderApiError(DEEPGRAM, `Deepgram answered a redirect (HTTP ${status}), which is not followed; check base_url`, false);
+    }
+    let detail = typeof headers['dg-error'] === 'string' ? headers['dg-error'] : '';
+    try {
+      const parsed = JSON.parse(body) as { err_msg?: unknown; message?: unknown; reason?: unknown };
+      const m = [parsed.err_msg, parsed.message, parsed.reason].find((x) => typeof x === 'string' && x !== '');
+      if (typeof m === 'string') detail = m;
+    } catch {
+      // not JSON: keep the header
+    }
+    const retryable = status === 429 || status >= 500;
+    return new ProviderApiError(DEEPGRAM, this.redact(`Deepgram refused the connection (HTTP ${status})${detail ? `: ${detail}` : ''}`), retryable);
+  }
+
+  private onMessage(text: string): void {
+    let m: DeepgramMessage;
+    try {
+      m = JSON.parse(text) as DeepgramMessage;
+    } catch {
+      return;
+    }
+    switch (m.type) {
+      case 'Results': {
+        const transcript = m.channel?.alternatives?.[0]?.transcript ?? '';
+        if (m.is_final) {
+          const speechFinal = m.speech_final === true || m.from_finalize === true;
+          if (transcript !== '' || speechFinal) this.events.push({ type: 'final', text: transcript, speechFinal });
+        } else if (transcript !== '') this.events.push({ type: 'interim', text: transcript });
+        return;
+      }
+      case 'SpeechStarted':
+        this.events.push({ type: 'speech_started' });
+        return;
+      case 'UtteranceEnd':
+        this.events.push({ type: 'utterance_end' });
+        return;
+      case 'Error':
+        this.lastServerError = [m.description, m.message, m.err_msg].find((x) => typeof x === 'string' && x !== '');
+        return;
+      default:
+        return; // Metadata and anything newer
+    }
+  }
+
+  private onClose(ws: WebSocket, code: number, reason: string): void {
+    if (ws !== this.ws || this.closing) return;
+    const why = this.redact([reason, this.lastServerError].filter(Boolean).join('; ') || `code ${code}`);
+    if (code === 1008) {
+      // DATA-0000 and the like: the server judged what we sent; another connection would be judged the same.
+      this.fail(new ProviderApiError(DEEPGRAM, `Deepgram closed the stream: ${why}`, false));
+      return;
+    }
+    void this.reconnect(why);
+  }
+
+  private async reconnect(why: string): Promise<void> {
+    this.reconnecting = true;
+    const attempts = this.opts.maxReconnects ?? 3;
+    let last = why;
+    for (let n = 0; n < attempts; n++) {
+      await new Promise((r) => setTimeout(r, (this.opts.reconnectDelayMs ?? 200) * 2 ** n));
+      if (this.closing) return;
+      try {
+        const ws = await this.connect();
+        if (this.closing) {
+          ws.terminate();
+          return;
+        }
+        this.ws = ws;
+        this.reconnecting = false;
+        const pending = this.pending;
+        this.pending = [];
+        this.pendingBytes = 0;
+        for (const chunk of pending) ws.send(chunk);
+        this.lastSentAt = Date.now();
+        if (this.finalizePending) {
+          this.finalizePending = false;
+          this.sendJson({ type: 'Finalize' });
+        }
+        return;
+      } catch (err) {
+        last = err instanceof Error ? err.message : String(err);
+        if (err instanceof ProviderApiError && !err.retryable) break;
+      }
+    }
+    this.fail(new ProviderApiError(DEEPGRAM, `Deepgram connection lost (${why}) and could not be restored: ${last}`, true));
+  }
+
+  private fail(err: ProviderApiError): void {
+    clearInterval(this.keepAliveTimer);
+    this.closing = Promise.resolve();
+    this.pending = [];
+    this.ws?.terminate();
+    this.events.fail(err);
+  }
+}
+
+function codeOf(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown } | undefined;
+  return typeof e?.code === 'string' ? e.code : typeof e?.message === 'string' ? e.message : 'network error';
+}
