@@ -177,6 +177,39 @@ describe('chats end to end with an openai AI service on the fake OpenAI server',
     expect(await after.json()).toEqual({ detail: expect.any(String), code: 'chat_ended' });
   });
 
+  it('a client leaving a stream stops the model; the chat keeps the user\'s line and what was said, and takes the next message', async () => {
+    const wf = await dentalAgent();
+    const chat = (await svc.post(`/workflow/${wf}/chats`, { initial_context: DANA }, auth)).body.id as number;
+    fake.reply({ text: 'Let me look that up for you right now, one moment please, Dana.', eventDelayMs: 40 });
+    const n = fake.requests.length;
+    const client = new AbortController();
+    const res = await fetch(`${svc.url}/api/v1/workflow/${wf}/chats/${chat}/messages`, {
+      method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${auth.token}` },
+      body: JSON.stringify({ text: 'Who is this?' }), signal: client.signal,
+    });
+    const reader = res.body!.getReader();
+    let seen = '';
+    while (!seen.includes('event: delta')) seen += new TextDecoder().decode((await reader.read()).value);
+    client.abort();
+    await expect(reader.read()).rejects.toThrow();
+    let stored: any;
+    for (let i = 0; i < 100; i++) {
+      stored = (await svc.get(`/workflow/${wf}/chats/${chat}`, auth)).body;
+      if (stored.messages.length >= 3) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(stored.messages.slice(1).map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
+    expect(stored.messages[2].text.length).toBeGreaterThan(0);
+    expect('Let me look that up for you right now, one moment please, Dana.'.startsWith(stored.messages[2].text)).toBe(true);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fake.requests[n]!.closedEarly).toBe(true);
+    fake.reply({ text: 'This is Ava from Brightsmile Dental.' });
+    const next = await svc.post(`/workflow/${wf}/chats/${chat}/messages`, { text: 'Hello?' }, auth);
+    expect(next.status).toBe(200);
+    expect(next.body.messages.at(-1).text).toBe('This is Ava from Brightsmile Dental.');
+    expect(svc.logs.join('\n')).not.toContain('chat turn failed');
+  });
+
   it('answers 502 llm_unavailable with the provider\'s message and no secret, keeps the user\'s message, and the same text retries', async () => {
     const wrongKey = 'sk-wrong-key-0123456789';
     const ai = await svc.post('/organizations/ai-services', { name: 'Misconfigured', config: { provider: 'openai', api_key: wrongKey, base_url: fake.baseUrl } }, auth);

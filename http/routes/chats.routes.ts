@@ -102,6 +102,10 @@ async function streamTurn(res: Response, log: Logger, run: (onEvent: (e: Convers
     write('chat', presentChat(view));
     res.end();
   } catch (err) {
+    if (controller.signal.aborted) {
+      res.end(); // the client left; the chat kept what was said (an interrupted line)
+      return;
+    }
     if (!res.headersSent) throw err; // nothing streamed yet: an ordinary JSON error
     const mapped = mapError(err);
     if (mapped.unexpected) log.error({ err: { type: (err as Error)?.name, message: (err as Error)?.message } }, 'chat turn failed');
