@@ -18,6 +18,7 @@ import { campaignsModule } from './modules/campaigns.module.js';
 import { schedulerModule } from './modules/scheduler.module.js';
 import { usageModule } from './modules/usage.module.js';
 import { mediaModule } from './modules/media.module.js';
+import { webhooksModule } from './modules/webhooks.module.js';
 import { ProviderRegistry } from './provider-registry.js';
 import { workflowsModule } from './modules/workflows.module.js';
 import type { Settings } from './settings.js';
@@ -42,6 +43,7 @@ export function buildContainer(options: FoundationOptions & { providers?: Provid
   aiServicesModule(c, providers.ai);
   chatsModule(c);
   campaignsModule(c, options.settings);
+  webhooksModule(c, options.settings);
   schedulerModule(c, options.settings);
   usageModule(c);
   mediaModule(c, options.settings);

@@ -37,6 +37,13 @@ export interface Settings {
     jobProcessEveryMs: number;
     jobLockLifetimeMs: number;
   };
+  /** Event webhook sender (docs/webhooks.md); absent: the defaults shown there. */
+  webhooks?: {
+    leaseMs: number;
+    sweepIntervalMs: number;
+    maxInFlight: number;
+    maxInFlightPerEndpoint: number;
+  };
   /** Media WebSocket limits (docs/api.md "Media streams"). */
   media: {
     maxMessageBytes: number;
@@ -127,6 +134,12 @@ export function loadSettings(env: Env = process.env): Settings {
       sweepIntervalMs: int(env, 'CALLPLANE_CAMPAIGN_SWEEP_MS', 100, 3_600_000, 30_000),
       jobProcessEveryMs: int(env, 'CALLPLANE_JOBS_PROCESS_EVERY_MS', 20, 60_000, 2_000),
       jobLockLifetimeMs: int(env, 'CALLPLANE_JOBS_LOCK_LIFETIME_MS', 500, 3_600_000, 120_000),
+    },
+    webhooks: {
+      leaseMs: int(env, 'CALLPLANE_WEBHOOK_LEASE_MS', 1000, 3_600_000, 60_000),
+      sweepIntervalMs: int(env, 'CALLPLANE_WEBHOOK_SWEEP_MS', 100, 3_600_000, 15_000),
+      maxInFlight: int(env, 'CALLPLANE_WEBHOOK_MAX_IN_FLIGHT', 1, 10_000, 64),
+      maxInFlightPerEndpoint: int(env, 'CALLPLANE_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT', 1, 10_000, 16),
     },
     media: {
       maxMessageBytes: int(env, 'CALLPLANE_MEDIA_MAX_MESSAGE_BYTES', 1024, 16 * 1024 * 1024, 64 * 1024),

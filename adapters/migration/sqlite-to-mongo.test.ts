@@ -21,7 +21,7 @@ import { formatMigrationReport, migratedCollections } from './sqlite-to-mongo.js
 
 const TABLES = [
   'organizations', 'users', 'sessions', 'api_keys', 'workflows', 'workflow_definitions', 'runs', 'telephony_configurations', 'phone_numbers',
-  'ai_services', 'chats', 'uploads', 'campaigns', 'campaign_contacts', 'campaign_attempts', 'campaign_logs', 'organization_settings',
+  'ai_services', 'chats', 'webhook_endpoints', 'webhook_deliveries', 'uploads', 'campaigns', 'campaign_contacts', 'campaign_attempts', 'campaign_logs', 'organization_settings',
 ];
 const ENGINE = { CALLPLANE_CAMPAIGN_MAX_CALL_MS: '1000', CALLPLANE_CAMPAIGN_RECONCILE_MS: '200' };
 

@@ -32,6 +32,8 @@ import { attemptFromRow, campaignFromRow, contactFromRow, type AttemptRow, type 
 import { organizationSettingsFromRow, type OrganizationSettingsRow } from '../storage/sqlite/organization-settings.sqlite.js';
 import { aiServiceFromRow, type AiServiceRow } from '../storage/sqlite/ai-service.sqlite.js';
 import { aiServiceToDocument } from '../storage/mongo/ai-service.mongo.js';
+import { webhookDeliveryFromRow, webhookEndpointFromRow, type WebhookDeliveryRow, type WebhookEndpointRow } from '../storage/sqlite/webhook.sqlite.js';
+import { webhookDeliveryToDocument, webhookEndpointToDocument } from '../storage/mongo/webhook.mongo.js';
 import { chatFromRow, type ChatRow } from '../storage/sqlite/chat.sqlite.js';
 import { chatToDocument } from '../storage/mongo/chat.mongo.js';
 import { advanceCounter, ensureMongoSchema } from '../storage/mongo/mongo-database.js';
@@ -133,6 +135,10 @@ function plans(sqlite: SqliteDatabase, notes: string[]): TablePlan[] {
     simple<PhoneNumberRow>('phone_numbers', Collections.phoneNumbers, (r) => phoneNumberToDocument(phoneNumberFromRow(r))),
     simple<AiServiceRow>('ai_services', Collections.aiServices, (r) => aiServiceToDocument(aiServiceFromRow(r))),
     simple<ChatRow>('chats', Collections.chats, (r) => chatToDocument(chatFromRow(r))),
+    simple<WebhookEndpointRow>('webhook_endpoints', Collections.webhookEndpoints, (r) => webhookEndpointToDocument(webhookEndpointFromRow(r))),
+    // a delivery claimed by the old process is copied unclaimed: the new one sends it (at least once)
+    simple<WebhookDeliveryRow>('webhook_deliveries', Collections.webhookDeliveries, (r) =>
+      webhookDeliveryToDocument({ ...webhookDeliveryFromRow(r), leaseUntil: null, leaseToken: null })),
     simple<RowsOf<typeof uploadFromRow>>('uploads', Collections.uploads, (r) => uploadToDocument(uploadFromRow(r))),
     simple<CampaignRow>('campaigns', Collections.campaigns, (r) => campaignToDocument(campaignFromRow(r), slots.get(r.id) ?? [])),
     simple<ContactRow>('campaign_contacts', Collections.campaignContacts, (r) => {

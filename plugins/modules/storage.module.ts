@@ -20,6 +20,9 @@ import { MongoAiServiceRepository } from '../../adapters/storage/mongo/ai-servic
 import { ChatRepository } from '../../core/ports/chat.repository.port.js';
 import { SqliteChatRepository } from '../../adapters/storage/sqlite/chat.sqlite.js';
 import { MongoChatRepository } from '../../adapters/storage/mongo/chat.mongo.js';
+import { WebhookRepository } from '../../core/ports/webhook.repository.port.js';
+import { SqliteWebhookRepository } from '../../adapters/storage/sqlite/webhook.sqlite.js';
+import { MongoWebhookRepository } from '../../adapters/storage/mongo/webhook.mongo.js';
 import type { Db } from 'mongodb';
 import { createMongoStorage, type MongoStorage } from '../../adapters/storage/mongo/mongo-database.js';
 import { MongoIdentityRepository } from '../../adapters/storage/mongo/identity.mongo.js';
@@ -61,6 +64,7 @@ export function storageModule(c: Container, settings: Settings): void {
     bindSqlite(OrganizationSettingsRepository, (db) => new SqliteOrganizationSettingsRepository(db));
     bindSqlite(AiServiceRepository, (db) => new SqliteAiServiceRepository(db));
     bindSqlite(ChatRepository, (db) => new SqliteChatRepository(db));
+    bindSqlite(WebhookRepository, (db) => new SqliteWebhookRepository(db));
     return;
   }
   if (settings.storage === 'mongodb') {
@@ -88,6 +92,7 @@ export function storageModule(c: Container, settings: Settings): void {
     bindMongo(OrganizationSettingsRepository, (db) => new MongoOrganizationSettingsRepository(db));
     bindMongo(AiServiceRepository, (db) => new MongoAiServiceRepository(db));
     bindMongo(ChatRepository, (db) => new MongoChatRepository(db));
+    bindMongo(WebhookRepository, (db) => new MongoWebhookRepository(db));
     c.rebind(StorageProbeToken).toResolvedValue((s: MongoStorage) => () => s.ping(), [MongoStorageToken]);
     return;
   }

@@ -40,6 +40,8 @@ export const Collections = {
   campaignLogs: 'campaign_logs',
   aiServices: 'ai_services',
   chats: 'chats',
+  webhookEndpoints: 'webhook_endpoints',
+  webhookDeliveries: 'webhook_deliveries',
 } as const;
 
 /** Index names the adapters refer to (duplicate-key checks). */
@@ -188,5 +190,16 @@ export const mongoCollections: readonly MongoCollectionSpec[] = [
   {
     name: Collections.chats,
     indexes: [{ name: 'chats_org_workflow_created', key: { organizationId: 1, workflowId: 1, createdAt: -1, _id: -1 } }],
+  },
+  {
+    name: Collections.webhookEndpoints,
+    indexes: [{ name: 'webhook_endpoints_org_events', key: { organizationId: 1, events: 1 } }],
+  },
+  {
+    name: Collections.webhookDeliveries,
+    indexes: [
+      { name: 'webhook_deliveries_due', key: { status: 1, nextAttemptAt: 1, _id: 1 } },
+      { name: 'webhook_deliveries_endpoint', key: { organizationId: 1, endpointId: 1, _id: -1 } },
+    ],
   },
 ];

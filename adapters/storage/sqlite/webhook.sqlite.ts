@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import type { WebhookEventType } from '../../../core/ports/event-publisher.port.js';
+import type {
+  NewWebhookDelivery, NewWebhookEndpoint, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
+} from '../../../core/ports/webhook.repository.port.js';
+import type { WebhookDelivery, WebhookDeliveryEvent, WebhookDeliveryStatus, WebhookEndpoint } from '../../../core/webhooks/webhook.js';
+import { fromMs, fromMsOrNull, toMs, toMsOrNull, type SqliteDatabase } from './database.js';
+
+export interface WebhookEndpointRow {
+  id: number; organization_id: number; url: string; events: string; description: string | null; secret: string; secrets_key_id: string;
+  created_at: number; updated_at: number;
+}
+
+export interface WebhookDeliveryRow {
+  id: number; organization_id: number; endpoint_id: number; event: string; body: string; status: string; attempts: number;
+  last_status_code: number | null; last_error: string | null; next_attempt_at: number | null; lease_until: number | null; lease_token: string | null;
+  created_at: number; updated_at: number;
+}
+
+export const webhookEndpointFromRow = (r: WebhookEndpointRow): WebhookEndpoint => ({
+  id: r.id, organizationId: r.organization_id, url: r.url, events: JSON.parse(r.events) as WebhookEventType[], description: r.description,
+  secretCiphertext: r.secret, secretsKeyId: r.secrets_key_id, createdAt: fromMs(r.created_at), updatedAt: fromMs(r.updated_at),
+});
+
+export const webhookDeliveryFromRow = (r: WebhookDeliveryRow): WebhookDelivery => ({
+  id: r.id, organizationId: r.organization_id, endpointId: r.endpoint_id, event: r.event as WebhookDeliveryEvent, body: r.body,
+  status: r.status as WebhookDeliveryStatus, attempts: r.attempts, lastStatusCode: r.last_status_code, lastError: r.last_error,
+  nextAttemptAt: fromMsOrNull(r.next_attempt_at), leaseUntil: fromMsOrNull(r.lease_until), leaseToken: r.lease_token,
+  createdAt: fromMs(r.created_at), updatedAt: fromMs(r.updated_at),
+});
+
+/**
+ * WebhookRepository on the embedded database. A claim is one UPDATE ... WHERE id IN (SELECT due ... LIMIT n)
+ * RETURNING: SQLite runs it as one write, so two claims never take the same delivery.
+ */
+export class SqliteWebhookRepository implements WebhookRepository {
+  private readonly q;
+
+  constructor(private readonly db: SqliteDatabase) {
+    this.q = {
+      insertEndpoint: db.prepare<[number, string, string, string | null, string, string, number, number], WebhookEndpointRow>(
+        `INSERT INTO webhook_endpoints (organization_id, url, events, description, secret, secrets_key_id, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
+      getEndpoint: db.prepare<[number, number], WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE organization_id = ? AND id = ?'),
+      listEndpoints: db.prepare<[number], WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE organization_id = ? ORDER BY id'),
+      subscribed: db.prepare<[number, string], WebhookEndpointRow>(
+        'SELECT * FROM webhook_endpoints WHERE organization_id = ? AND EXISTS (SELECT 1 FROM json_each(events) WHERE value = ?) ORDER BY id'),
+      updateEndpoint: db.prepare<{ org: number; id: number; url: string | null; events: string | null; setDescription: number; description: string | null; secret: string | null; now: number }, WebhookEndpointRow>(
+        `UPDATE webhook_endpoints SET url = COALESCE(@url, url), events = COALESCE(@events, events),
+           description = CASE WHEN @setDescription = 1 THEN @description ELSE description END,
+           secret = COALESCE(@secret, secret), updated_at = @now
+         WHERE organization_id = @org AND id = @id RETURNING *`),
+      deleteEndpoint: db.prepare<[number, number]>('DELETE FROM webhook_endpoints WHERE organization_id = ? AND id = ?'),
+      deleteDeliveries: db.prepare<[number, number]>('DELETE FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ?'),
+      insertDelivery: db.prepare<{ org: number; endpoint: number; event: string; now: number }, { id: number }>(
+        `INSERT INTO webhook_deliveries (organization_id, endpoint_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
+         VALUES (@org, @endpoint, @event, '', 'pending', 0, @now, @now, @now) RETURNING id`),
+      setBody: db.prepare<[string, number], WebhookDeliveryRow>('UPDATE webhook_deliveries SET body = ? WHERE id = ? RETURNING *'),
+      claim: db.prepare<{ now: number; until: number; token: string; limit: number; exclude: string }, WebhookDeliveryRow>(
+        `UPDATE webhook_deliveries SET lease_until = @until, lease_token = @token || '.' || id
+         WHERE id IN (
+           SELECT id FROM webhook_deliveries
+           WHERE status = 'pending' AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
+             AND endpoint_id NOT IN (SELECT value FROM json_each(@exclude))
+           ORDER BY next_attempt_at, id LIMIT @limit)
+         RETURNING *`),
+      record: db.prepare<{ id: number; token: string; status: string; attempts: number; code: number | null; error: string | null; next: number | null; now: number }>(
+        `UPDATE webhook_deliveries SET status = @status, attempts = @attempts, last_status_code = @code, last_error = @error,
+           next_attempt_at = @next, lease_until = NULL, lease_token = NULL, updated_at = @now
+         WHERE id = @id AND lease_token = @token`),
+      page: db.prepare<[number, number, number, number], WebhookDeliveryRow>(
+        'SELECT * FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
+      count: db.prepare<[number, number], { n: number }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ?'),
+      getDelivery: db.prepare<[number, number, number], WebhookDeliveryRow>('SELECT * FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ? AND id = ?'),
+      retry: db.prepare<{ now: number; org: number; endpoint: number; id: number }, WebhookDeliveryRow>(
+        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = @now, lease_until = NULL, lease_token = NULL, updated_at = @now
+         WHERE organization_id = @org AND endpoint_id = @endpoint AND id = @id RETURNING *`),
+      nextDue: db.prepare<[], { at: number | null }>("SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'"),
+    };
+  }
+
+  async createEndpoint(organizationId: number, input: NewWebhookEndpoint): Promise<WebhookEndpoint> {
+    const now = toMs(input.now);
+    return webhookEndpointFromRow(this.q.insertEndpoint.get(
+      organizationId, input.url, JSON.stringify(input.events), input.description, input.secretCiphertext, input.secretsKeyId, now, now,
+    )!);
+  }
+
+  async getEndpoint(organizationId: number, id: number): Promise<WebhookEndpoint | null> {
+    const r = this.q.getEndpoint.get(organizationId, id);
+    return r ? webhookEndpointFromRow(r) : null;
+  }
+
+  async listEndpoints(organizationId: number): Promise<WebhookEndpoint[]> {
+    return this.q.listEndpoints.all(organizationId).map(webhookEndpointFromRow);
+  }
+
+  async subscribedEndpoints(organizationId: number, event: WebhookEventType): Promise<WebhookEndpoint[]> {
+    return this.q.subscribed.all(organizationId, event).map(webhookEndpointFromRow);
+  }
+
+  async findEndpoints(ids: readonly number[]): Promise<WebhookEndpoint[]> {
+    if (ids.length === 0) return [];
+    return (this.db.prepare(`SELECT * FROM webhook_endpoints WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`).all(JSON.stringify(ids)) as WebhookEndpointRow[])
+      .map(webhookEndpointFromRow);
+  }
+
+  async updateEndpoint(organizationId: number, id: number, patch: WebhookEndpointPatch): Promise<WebhookEndpoint | null> {
+    const r = this.q.updateEndpoint.get({
+      org: organizationId, id, now: toMs(patch.now), url: patch.url ?? null, events: patch.events ? JSON.stringify(patch.events) : null,
+      setDescription: patch.description !== undefined ? 1 : 0, description: patch.description ?? null, secret: patch.secretCiphertext ?? null,
+    });
+    return r ? webhookEndpointFromRow(r) : null;
+  }
+
+  async deleteEndpoint(organizationId: number, id: number): Promise<boolean> {
+    return this.db.transaction(() => {
+      const gone = this.q.deleteEndpoint.run(organizationId, id).changes > 0;
+      if (gone) this.q.deleteDeliveries.run(organizationId, id);
+      return gone;
+    })();
+  }
+
+  async enqueue(organizationId: number, deliveries: NewWebhookDelivery[]): Promise<WebhookDelivery[]> {
+    return this.db.transaction(() => deliveries.map((d) => {
+      const { id } = this.q.insertDelivery.get({ org: organizationId, endpoint: d.endpointId, event: d.event, now: toMs(d.now) })!;
+      return webhookDeliveryFromRow(this.q.setBody.get(d.body(id), id)!);
+    }))();
+  }
+
+  async claimDue(now: Date, leaseMs: number, limit: number, excludeEndpointIds: readonly number[] = []): Promise<WebhookDelivery[]> {
+    const at = toMs(now);
+    return this.q.claim.all({ now: at, until: at + leaseMs, token: randomUUID(), limit, exclude: JSON.stringify(excludeEndpointIds) })
+      .map(webhookDeliveryFromRow)
+      .sort((a, b) => (a.nextAttemptAt!.getTime() - b.nextAttemptAt!.getTime()) || a.id - b.id);
+  }
+
+  async recordAttempt(id: number, leaseToken: string, r: WebhookAttemptResult): Promise<boolean> {
+    return this.q.record.run({
+      id, token: leaseToken, status: r.status, attempts: r.attempts, code: r.lastStatusCode, error: r.lastError, next: toMsOrNull(r.nextAttemptAt), now: toMs(r.now),
+    }).changes > 0;
+  }
+
+  async listDeliveries(organizationId: number, endpointId: number, page: { page: number; limit: number }) {
+    const rows = this.q.page.all(organizationId, endpointId, page.limit, (page.page - 1) * page.limit);
+    return { deliveries: rows.map(webhookDeliveryFromRow), totalCount: this.q.count.get(organizationId, endpointId)!.n };
+  }
+
+  async getDelivery(organizationId: number, endpointId: number, id: number): Promise<WebhookDelivery | null> {
+    const r = this.q.getDelivery.get(organizationId, endpointId, id);
+    return r ? webhookDeliveryFromRow(r) : null;
+  }
+
+  async retryDelivery(organizationId: number, endpointId: number, id: number, now: Date): Promise<WebhookDelivery | null> {
+    const r = this.q.retry.get({ now: toMs(now), org: organizationId, endpoint: endpointId, id });
+    return r ? webhookDeliveryFromRow(r) : null;
+  }
+
+  async nextDueAt(): Promise<Date | null> {
+    return fromMsOrNull(this.q.nextDue.get()!.at);
+  }
+}

@@ -1,0 +1,87 @@
+import type { WebhookEventType } from './event-publisher.port.js';
+import type { WebhookDelivery, WebhookDeliveryEvent, WebhookDeliveryStatus, WebhookEndpoint } from '../webhooks/webhook.js';
+
+export interface NewWebhookEndpoint {
+  url: string;
+  events: WebhookEventType[];
+  description: string | null;
+  secretCiphertext: string;
+  secretsKeyId: string;
+  now: Date;
+}
+
+export interface WebhookEndpointPatch {
+  url?: string;
+  events?: WebhookEventType[];
+  description?: string | null;
+  secretCiphertext?: string;
+  now: Date;
+}
+
+export interface NewWebhookDelivery {
+  endpointId: number;
+  event: WebhookDeliveryEvent;
+  /** Builds the body once the store has chosen the delivery's id (the body carries it). */
+  body: (deliveryId: number) => string;
+  now: Date;
+}
+
+/** The result of one attempt, recorded under the claim that made it. */
+export interface WebhookAttemptResult {
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  nextAttemptAt: Date | null;
+  now: Date;
+}
+
+/**
+ * Webhook endpoints and their deliveries (the outbox), in the same store as everything else. Every query of the
+ * API takes the organization id; the sender's `claimDue`/`recordAttempt` work across organizations.
+ */
+export const WebhookRepository = Symbol.for('callplane.WebhookRepository');
+export interface WebhookRepository {
+  /** Inserts an endpoint; the store picks the id. Not idempotent. */
+  createEndpoint(organizationId: number, input: NewWebhookEndpoint): Promise<WebhookEndpoint>;
+  /** Null when absent or in another organization. */
+  getEndpoint(organizationId: number, id: number): Promise<WebhookEndpoint | null>;
+  /** Oldest first; empty when none. */
+  listEndpoints(organizationId: number): Promise<WebhookEndpoint[]>;
+  /** The endpoints subscribed to `event`; empty when none. */
+  subscribedEndpoints(organizationId: number, event: WebhookEventType): Promise<WebhookEndpoint[]>;
+  /** The endpoints with these ids, whatever their organization (the sender's lookup); absent ids are left out. */
+  findEndpoints(ids: readonly number[]): Promise<WebhookEndpoint[]>;
+  /** Changes the given fields; null when absent or in another organization. */
+  updateEndpoint(organizationId: number, id: number, patch: WebhookEndpointPatch): Promise<WebhookEndpoint | null>;
+  /** Deletes the endpoint and its deliveries; false when absent or in another organization. Idempotent. */
+  deleteEndpoint(organizationId: number, id: number): Promise<boolean>;
+
+  /**
+   * Stores the deliveries (`pending`, due at `now`, 0 attempts), all or none. Returns them in input order.
+   * Not idempotent (each call is new deliveries).
+   */
+  enqueue(organizationId: number, deliveries: NewWebhookDelivery[]): Promise<WebhookDelivery[]>;
+  /**
+   * Claims up to `limit` pending deliveries due at `now` whose lease is absent or expired, oldest due first,
+   * skipping `excludeEndpointIds`: each gets `leaseUntil = now + leaseMs` and a fresh `leaseToken`. Atomic per
+   * delivery: two concurrent claims never return the same delivery while its lease runs. Empty when none is due.
+   */
+  claimDue(now: Date, leaseMs: number, limit: number, excludeEndpointIds?: readonly number[]): Promise<WebhookDelivery[]>;
+  /**
+   * Records an attempt's result and clears the lease, only while the claim `leaseToken` still holds it (a
+   * worker whose lease expired and was taken over records nothing). Returns whether it was recorded.
+   */
+  recordAttempt(id: number, leaseToken: string, result: WebhookAttemptResult): Promise<boolean>;
+  /** A page of an endpoint's deliveries, newest first, with the total; empty past the end. */
+  listDeliveries(organizationId: number, endpointId: number, page: { page: number; limit: number }): Promise<{ deliveries: WebhookDelivery[]; totalCount: number }>;
+  /** Null when absent, of another endpoint, or in another organization. */
+  getDelivery(organizationId: number, endpointId: number, id: number): Promise<WebhookDelivery | null>;
+  /**
+   * Makes a delivery due again at `now` (`pending`, lease cleared; its attempts count on). Null when absent, of
+   * another endpoint, or in another organization. Idempotent.
+   */
+  retryDelivery(organizationId: number, endpointId: number, id: number, now: Date): Promise<WebhookDelivery | null>;
+  /** The earliest `nextAttemptAt` of pending deliveries, or null when none is pending. */
+  nextDueAt(): Promise<Date | null>;
+}

@@ -1,0 +1,217 @@
+import type { Clock } from '../ports/clock.port.js';
+import type { SecretCipher } from '../ports/crypto.port.js';
+import type { JobScheduler } from '../ports/job-scheduler.port.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { WebhookRepository } from '../ports/webhook.repository.port.js';
+import type { WebhookTransport } from '../ports/webhook-transport.port.js';
+import { retryDelayMs, WEBHOOK_TIMEOUT_MS, webhookSecretContext, type WebhookDelivery, type WebhookEndpoint } from './webhook.js';
+import { signatureHeader } from './webhook-signature.js';
+
+export const WEBHOOK_SWEEP_JOB = 'webhooks.sweep';
+
+export interface WebhookDispatcherOptions {
+  /** How long a claimed delivery stays with this process before another may take it (ms). */
+  leaseMs: number;
+  /** Sends in flight in this process, all receivers together. */
+  maxInFlight: number;
+  /** Sends in flight to one endpoint: a slow receiver holds at most this many slots. */
+  maxInFlightPerEndpoint: number;
+  /** The coarse recurring sweep (ms): picks up what other processes enqueued and what a crash left. */
+  sweepIntervalMs: number;
+  /** Per-attempt bound (default 10 s). */
+  timeoutMs?: number;
+  /** Whether this process sends (workers and `all`); an api-only process only enqueues. */
+  sends: boolean;
+}
+
+/**
+ * Sends stored deliveries (docs/webhooks.md "Delivery and retries"). Driven by one recurring scheduler job (the
+ * sweep) plus an in-process kick when this process enqueues or a retry falls due: never one job per delivery.
+ *
+ * A drain claims due deliveries atomically with a lease (`claimDue`), as many as free send slots, skipping
+ * endpoints already at their own cap, so a slow or failing receiver never takes the slots of others; each send
+ * records its result under its claim. A process killed mid-send leaves leases that expire: the delivery is sent
+ * again (at least once; receivers dedupe on the id).
+ */
+export class WebhookDispatcher {
+  private inFlight = 0;
+  private readonly perEndpoint = new Map<number, number>();
+  private readonly waiting = new Map<number, WebhookDelivery[]>();
+  private readonly sends = new Set<Promise<void>>();
+  private draining: Promise<void> | null = null;
+  private again = false;
+  private stopping = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private timerAt = Infinity;
+  private jobsDefined = false;
+
+  constructor(
+    private readonly repo: WebhookRepository,
+    private readonly transport: WebhookTransport,
+    private readonly cipher: SecretCipher,
+    private readonly scheduler: JobScheduler,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly options: WebhookDispatcherOptions,
+  ) {}
+
+  /** Registers the sweep job (before the scheduler starts). Idempotent. */
+  defineJobs(): void {
+    if (this.jobsDefined) return;
+    this.jobsDefined = true;
+    this.scheduler.define(WEBHOOK_SWEEP_JOB, async () => {
+      await this.drain();
+    }, { concurrency: 1 });
+  }
+
+  /** Schedules the recurring sweep and drains once (what a crash left behind). */
+  async start(): Promise<void> {
+    this.stopping = false;
+    if (!this.options.sends) return;
+    await this.scheduler.every(WEBHOOK_SWEEP_JOB, this.options.sweepIntervalMs);
+    this.kick();
+  }
+
+  /** Stops claiming, waits for the sends in flight. Idempotent. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.draining;
+    await Promise.allSettled([...this.sends]);
+  }
+
+  /** Asks for a drain soon (coalesced). Never throws. */
+  kick(): void {
+    if (!this.options.sends || this.stopping) return;
+    void this.drain();
+  }
+
+  /**
+   * Claims and starts every due delivery there is room for; resolves once they are started (not sent). A
+   * drain asked for while one runs makes it loop once more. Never throws.
+   */
+  drain(): Promise<void> {
+    if (this.draining) {
+      this.again = true;
+      return this.draining;
+    }
+    this.draining = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.claimAndStart();
+        } while (this.again && !this.stopping);
+      } catch (e) {
+        this.log.error({ err: (e as Error)?.message }, 'webhook drain failed');
+      } finally {
+        this.draining = null;
+      }
+    })();
+    return this.draining;
+  }
+
+  /** Resolves when every send started so far has been recorded (tests, benchmarks). */
+  async idle(): Promise<void> {
+    while (this.draining || this.sends.size > 0) {
+      await this.draining;
+      await Promise.allSettled([...this.sends]);
+    }
+  }
+
+  private async claimAndStart(): Promise<void> {
+    for (;;) {
+      if (this.stopping) return;
+      const free = this.options.maxInFlight - this.inFlight - this.queued();
+      if (free <= 0) return;
+      const full = [...this.perEndpoint].filter(([, n]) => n >= this.options.maxInFlightPerEndpoint).map(([id]) => id);
+      const claimed = await this.repo.claimDue(this.clock.now(), this.options.leaseMs, Math.min(free, 64), full);
+      if (claimed.length === 0) return;
+      const endpoints = new Map((await this.repo.findEndpoints([...new Set(claimed.map((d) => d.endpointId))])).map((e) => [e.id, e]));
+      for (const d of claimed) {
+        const q = this.waiting.get(d.endpointId) ?? [];
+        q.push(d);
+        this.waiting.set(d.endpointId, q);
+        this.pump(d.endpointId, endpoints);
+      }
+      if (claimed.length < Math.min(free, 64)) return;
+    }
+  }
+
+  private queued(): number {
+    let n = 0;
+    for (const q of this.waiting.values()) n += q.length;
+    return n;
+  }
+
+  /** Starts the endpoint's waiting deliveries while it has room. */
+  private pump(endpointId: number, endpoints: Map<number, WebhookEndpoint>): void {
+    const q = this.waiting.get(endpointId);
+    while (q && q.length > 0 && (this.perEndpoint.get(endpointId) ?? 0) < this.options.maxInFlightPerEndpoint) {
+      const d = q.shift()!;
+      this.inFlight++;
+      this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
+      const endpoint = endpoints.get(endpointId) ?? null;
+      const p = this.send(d, endpoint).finally(() => {
+        this.sends.delete(p);
+        this.inFlight--;
+        const left = (this.perEndpoint.get(endpointId) ?? 1) - 1;
+        if (left <= 0) this.perEndpoint.delete(endpointId);
+        else this.perEndpoint.set(endpointId, left);
+        this.pump(endpointId, endpoints);
+        this.kick();
+      });
+      this.sends.add(p);
+    }
+    if (q && q.length === 0) this.waiting.delete(endpointId);
+  }
+
+  /** One attempt: sign, post, record. Never throws. */
+  private async send(d: WebhookDelivery, endpoint: WebhookEndpoint | null): Promise<void> {
+    try {
+      let outcome: { ok: boolean; statusCode: number | null; error: string | null };
+      if (!endpoint) {
+        outcome = { ok: false, statusCode: null, error: 'endpoint deleted' };
+      } else {
+        const secret = this.cipher.decrypt(endpoint.secretCiphertext, webhookSecretContext(endpoint.organizationId, endpoint.secretsKeyId));
+        const headers = {
+          'content-type': 'application/json',
+          'user-agent': 'Callplane-Webhooks/1',
+          'callplane-signature': signatureHeader((k, m) => this.transport.hmacSha256Hex(k, m), secret, d.body, this.clock.now()),
+          'callplane-delivery-id': String(d.id),
+          'callplane-event': d.event,
+        };
+        const r = await this.transport.post(endpoint.url, d.body, headers, this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS);
+        outcome = r.ok ? { ok: true, statusCode: r.statusCode, error: null } : { ok: false, statusCode: r.statusCode, error: r.error.slice(0, 500) };
+      }
+      const now = this.clock.now();
+      const attempts = d.attempts + 1;
+      const delay = outcome.ok || !endpoint ? null : retryDelayMs(attempts);
+      const nextAttemptAt = delay === null ? null : new Date(now.getTime() + delay);
+      const status = outcome.ok ? 'delivered' : nextAttemptAt ? 'pending' : 'failed';
+      const recorded = await this.repo.recordAttempt(d.id, d.leaseToken!, {
+        status, attempts, lastStatusCode: outcome.statusCode, lastError: outcome.error, nextAttemptAt, now,
+      });
+      if (!recorded) this.log.warn({ delivery_id: d.id }, 'webhook attempt not recorded: its claim had expired');
+      if (status === 'failed') this.log.warn({ delivery_id: d.id, endpoint_id: d.endpointId, attempts }, 'webhook delivery failed for good');
+      if (nextAttemptAt) this.wakeAt(nextAttemptAt);
+    } catch (e) {
+      // the lease expires and the delivery is claimed again
+      this.log.error({ delivery_id: d.id, err: (e as Error)?.message }, 'webhook attempt could not be recorded');
+    }
+  }
+
+  /** One in-process timer for the earliest retry this process scheduled (the sweep covers the rest). */
+  private wakeAt(at: Date): void {
+    if (this.stopping || at.getTime() >= this.timerAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at.getTime();
+    const ms = Math.max(0, at.getTime() - this.clock.now().getTime());
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.timerAt = Infinity;
+      this.kick();
+    }, Math.min(ms, 2 ** 31 - 1));
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+}
