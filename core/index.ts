@@ -9,6 +9,7 @@ export * from './ports/ai-service-provider-catalog.port.js';
 export * from './ports/ai-service-provider.port.js';
 export * from './ports/ai-service.repository.port.js';
 export * from './ports/campaign.repository.port.js';
+export * from './ports/chat.repository.port.js';
 export * from './ports/clock.port.js';
 export * from './ports/contact-list-parser.port.js';
 export * from './ports/contact-sheet-reader.port.js';
@@ -36,6 +37,8 @@ export * from './ports/workflow.repository.port.js';
 // AI services
 export * from './ai-services/ai-service.js';
 export * from './ai-services/ai-services.use-case.js';
+export * from './chats/chat.js';
+export * from './chats/chats.use-case.js';
 
 // identity
 export * from './identity/api-keys.use-case.js';

@@ -5,6 +5,7 @@
  */
 export * from './contracts/ai-service.repository.contract.js';
 export * from './contracts/campaign.repository.contract.js';
+export * from './contracts/chat.repository.contract.js';
 export * from './contracts/identity.repository.contract.js';
 export * from './contracts/job-repository.contract.js';
 export * from './contracts/language-model.contract.js';
