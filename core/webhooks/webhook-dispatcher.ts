@@ -124,8 +124,10 @@ export class WebhookDispatcher {
       if (this.stopping) return;
       const free = this.options.maxInFlight - this.inFlight - this.queued();
       if (free <= 0) return;
-      const full = [...this.perEndpoint].filter(([, n]) => n >= this.options.maxInFlightPerEndpoint).map(([id]) => id);
-      const claimed = await this.repo.claimDue(this.clock.now(), this.options.leaseMs, Math.min(free, 64), full);
+      const full = [...this.perEndpoint.keys(), ...this.waiting.keys()].filter((id) => this.held(id) >= this.options.maxInFlightPerEndpoint);
+      // a batch never exceeds one endpoint's cap, so one busy receiver cannot fill every free slot with its own
+      const want = Math.min(free, this.options.maxInFlightPerEndpoint, 64);
+      const claimed = await this.repo.claimDue(this.clock.now(), this.options.leaseMs, want, [...new Set(full)]);
       if (claimed.length === 0) return;
       const endpoints = new Map((await this.repo.findEndpoints([...new Set(claimed.map((d) => d.endpointId))])).map((e) => [e.id, e]));
       for (const d of claimed) {
@@ -134,8 +136,13 @@ export class WebhookDispatcher {
         this.waiting.set(d.endpointId, q);
         this.pump(d.endpointId, endpoints);
       }
-      if (claimed.length < Math.min(free, 64)) return;
+      if (claimed.length < want) return;
     }
+  }
+
+  /** Deliveries of an endpoint this process holds: sending or waiting for a slot. */
+  private held(endpointId: number): number {
+    return (this.perEndpoint.get(endpointId) ?? 0) + (this.waiting.get(endpointId)?.length ?? 0);
   }
 
   private queued(): number {
