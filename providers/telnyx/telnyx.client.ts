@@ -63,6 +63,12 @@ export interface TelnyxApplication {
   webhookEventUrl: string | null;
 }
 
+/**
+ * The media stream we ask for on dial and answer: both tracks to us, and our audio back to the caller as RTP
+ * payloads in PCMU (without `stream_bidirectional_mode` Telnyx drops what we send; providers/telnyx/telnyx-media.ts).
+ */
+const TWO_WAY_STREAM = { stream_track: 'both_tracks', stream_bidirectional_mode: 'rtp', stream_bidirectional_codec: 'PCMU' } as const;
+
 const TELNYX_API_ORIGIN = 'https://api.telnyx.com';
 const NOT_FOUND = Symbol('telnyx-not-found');
 
@@ -91,10 +97,7 @@ export class TelnyxClient {
       webhook_url: req.webhookUrl,
       webhook_url_method: 'POST',
     };
-    if (req.streamUrl) {
-      body.stream_url = req.streamUrl;
-      body.stream_track = 'both_tracks';
-    }
+    if (req.streamUrl) Object.assign(body, { stream_url: req.streamUrl, ...TWO_WAY_STREAM });
     if (req.answeringMachineDetection) body.answering_machine_detection = req.answeringMachineDetection;
     if (req.timeoutSecs !== undefined) body.timeout_secs = Math.round(req.timeoutSecs);
     if (req.clientState) body.client_state = req.clientState;
@@ -105,7 +108,7 @@ export class TelnyxClient {
 
   /** Answers an incoming call, streaming its audio and sending its later webhooks to `webhookUrl`. */
   async answer(callControlId: string, req: { streamUrl: string; webhookUrl: string; clientState?: string; commandId?: string }): Promise<void> {
-    const body: Record<string, unknown> = { stream_url: req.streamUrl, stream_track: 'both_tracks', webhook_url: req.webhookUrl, webhook_url_method: 'POST' };
+    const body: Record<string, unknown> = { stream_url: req.streamUrl, ...TWO_WAY_STREAM, webhook_url: req.webhookUrl, webhook_url_method: 'POST' };
     if (req.clientState) body.client_state = req.clientState;
     if (req.commandId) body.command_id = req.commandId;
     await this.request('answer call', 'POST', `/v2/calls/${encodeURIComponent(callControlId)}/actions/answer`, { json: body });

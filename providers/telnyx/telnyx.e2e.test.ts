@@ -139,6 +139,7 @@ describe('Telnyx through the running service', () => {
     expect(await runOf(runId)).toMatchObject({ status: 'queued', initial_context: { caller_number: '+15559876543', called_number: BOUND } });
     for (let i = 0; i < 50 && !call.answered; i++) await new Promise((res) => setTimeout(res, 10));
     expect(call.answerRequest).toMatchObject({
+      stream_bidirectional_mode: 'rtp', stream_bidirectional_codec: 'PCMU',
       stream_url: expect.stringMatching(new RegExp(`^wss://cp\\.example\\.test/api/v1/telephony/telnyx/media/${runId}(\\?token=[^&]+)?$`)), webhook_url: `${PUBLIC}/api/v1/telephony/telnyx/status/${runId}`,
     });
     // The call's later events go to the run's status URL.

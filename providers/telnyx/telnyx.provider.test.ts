@@ -204,7 +204,7 @@ describe('TelnyxProvider against the fake Telnyx API', () => {
     const placed = await provider.placeCall(request);
     expect(placed.alreadyPlaced).toBe(false);
     const dial = fake.requests.find((r) => r.path === '/v2/calls')!;
-    expect(dial.json).toMatchObject({ webhook_url: request.statusCallbackUrl, webhook_url_method: 'POST', stream_url: 'wss://cp.example.org/api/v1/telephony/telnyx/media/7', stream_track: 'both_tracks', timeout_secs: 5 });
+    expect(dial.json).toMatchObject({ webhook_url: request.statusCallbackUrl, webhook_url_method: 'POST', stream_url: 'wss://cp.example.org/api/v1/telephony/telnyx/media/7', stream_track: 'both_tracks', stream_bidirectional_mode: 'rtp', stream_bidirectional_codec: 'PCMU', timeout_secs: 5 });
     expect(dial.json).not.toHaveProperty('answering_machine_detection');
     expect(JSON.parse(Buffer.from(String(dial.json?.client_state), 'base64').toString('utf8'))).toEqual({ run_id: 7 });
     expect(fake.calls.get(placed.providerCallId)?.isAlive).toBe(true);
