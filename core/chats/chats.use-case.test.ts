@@ -158,6 +158,15 @@ describe('chats: messages', () => {
     expect(await codeOf(f.send.execute(f.org, f.workflowId, c.chat.id, 'hello?'))).toEqual(['ConflictError', 'chat_ended']);
   });
 
+  it('lets a chat started before its workflow was archived go on', async () => {
+    const f = await setup();
+    const c = await f.create.execute(f.org, f.workflowId, { initialContext: { first_name: 'Dana' } });
+    await f.workflows.update(f.org, f.workflowId, { status: 'archived', now: new Date(1) });
+    f.lm.on({ user: 'Still there?' }, { text: 'Yes, I am here.' });
+    const v = await f.send.execute(f.org, f.workflowId, c.chat.id, 'Still there?');
+    expect(v.chat.state.messages.at(-1)!.text).toBe('Yes, I am here.');
+  });
+
   it('answers chat_not_found for another organization\'s or another workflow\'s chat, and lists newest first', async () => {
     const f = await setup();
     const a = await f.create.execute(f.org, f.workflowId, {});
