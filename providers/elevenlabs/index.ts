@@ -1,5 +1,6 @@
 import { checkUrlShape, configString, defineAiProviderPlugin } from '../../plugins/sdk.js';
 import { ELEVENLABS_DEFAULT_BASE_URL, elevenlabsManifest } from './elevenlabs.manifest.js';
+import { ElevenLabsTextToSpeech } from './elevenlabs.client.js';
 
 /**
  * ElevenLabs (API.md 10): tts. The streaming client comes with the voice pipeline; today the plugin stores
@@ -11,4 +12,7 @@ export default defineAiProviderPlugin({
     checkUrlShape(configString(config.base_url) || ELEVENLABS_DEFAULT_BASE_URL, {
       allowPrivateNetwork: context.allowPrivateNetwork, field: 'base_url', protocols: ['wss:', 'ws:'],
     }),
+  createTextToSpeech: (config, deps) => new ElevenLabsTextToSpeech({
+    apiKey: configString(config.api_key), baseUrl: configString(config.base_url) || ELEVENLABS_DEFAULT_BASE_URL, checkConnect: deps.checkConnect,
+  }),
 });
