@@ -158,6 +158,24 @@ describe('chats: messages', () => {
     expect(await codeOf(f.send.execute(f.org, f.workflowId, c.chat.id, 'hello?'))).toEqual(['ConflictError', 'chat_ended']);
   });
 
+  it('across processes, of two messages racing on one chat the first saved wins and the other gets chat_busy, storing nothing', async () => {
+    const f = await setup();
+    const c = await f.create.execute(f.org, f.workflowId, { initialContext: { first_name: 'Dana' } });
+    // a second API process: its own SendChatMessage (its own in-process guard) on the same storage
+    const other = new SendChatMessage(new ChatAgents(f.workflows, { forService: async () => f.lm }), new SqliteChatRepository(f.db), new VirtualClock());
+    f.lm.on({ user: 'first' }, { text: 'Answer to first.' });
+    f.lm.on({ user: 'second' }, { text: 'Answer to second.', firstDelayMs: 5 });
+    const results = await Promise.allSettled([
+      f.send.execute(f.org, f.workflowId, c.chat.id, 'first'),
+      other.execute(f.org, f.workflowId, c.chat.id, 'second'),
+    ]);
+    expect(results[0].status).toBe('fulfilled');
+    expect(results[1]).toMatchObject({ status: 'rejected', reason: { code: 'chat_busy' } });
+    const stored = await f.get.execute(f.org, f.workflowId, c.chat.id);
+    expect(stored.chat.state.messages.map((m) => m.text).slice(1)).toEqual(['first', 'Answer to first.']);
+    expect(stored.chat.revision).toBe(2);
+  });
+
   it('lets a chat started before its workflow was archived go on', async () => {
     const f = await setup();
     const c = await f.create.execute(f.org, f.workflowId, { initialContext: { first_name: 'Dana' } });
