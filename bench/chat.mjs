@@ -82,9 +82,11 @@ async function load({ url, token, workflowId, modelUrl }) {
   };
   // warm-up: two turns per chat, not recorded (JIT, connection pools, statement caches)
   await Promise.all(chats.map((c) => turnsOf(c, 2, false)));
+  parentPort.postMessage({ type: 'phase', name: 'start' });
   const t0 = performance.now();
   await Promise.all(chats.map((c) => turnsOf(c, TURNS, true)));
   const oursSeconds = (performance.now() - t0) / 1000;
+  parentPort.postMessage({ type: 'phase', name: 'end' });
 
   // reference: the same streamed request shape straight to the fake model, same concurrency, same count
   const reference = [];
@@ -136,9 +138,16 @@ async function main() {
   }, auth), 'workflow');
 
   const loader = startWorker('load', { url: api.url, token: auth.token, workflowId: workflow.id, modelUrl });
+  // the service's event loop (this thread) while the recorded turns run: how busy it was, per turn
+  let elu0 = null;
+  let elu = null;
   const result = await new Promise((resolve, reject) => {
     loader.on('error', reject);
-    loader.on('message', resolve);
+    loader.on('message', (m) => {
+      if (m.type === 'phase' && m.name === 'start') elu0 = performance.eventLoopUtilization();
+      else if (m.type === 'phase' && m.name === 'end') elu = performance.eventLoopUtilization(elu0);
+      else if (m.type !== 'phase') resolve(m);
+    });
   });
   await loader.terminate();
   await model.terminate();
@@ -154,6 +163,8 @@ async function main() {
     turns_per_second: result.ours.length / result.oursSeconds,
     ours: summary(ours), reference: summary(reference), model: summary(modelOwn),
     round_trip: summary(result.ours.map((s) => s.ms)),
+    service_loop_utilization: elu.utilization,
+    service_busy_ms_per_turn: elu.active / result.ours.length,
     target_p50: TARGET_P50, target_p95: TARGET_P95,
   });
   process.exit(0);

@@ -87,6 +87,9 @@ render.chat = (r) => `${r.chats} chats of the dental example agent at once, ${r.
     ['overhead p99', fmt(r.ours.p99, 2), fmt(r.reference.p99, 2), fmt(r.ours.p99 / r.reference.p99, 2), ''],
     ['the model\'s own time p50 / p95', `${fmt(r.model.p50, 1)} / ${fmt(r.model.p95, 1)}`, '', '', ''],
     ['whole round trip p50 / p95', `${fmt(r.round_trip.p50, 1)} / ${fmt(r.round_trip.p95, 1)}`, '', '', ''],
+    ...(r.service_busy_ms_per_turn === undefined ? [] : [
+      ['service event loop busy per turn, ms (utilization)', `${fmt(r.service_busy_ms_per_turn, 2)} (${fmt(r.service_loop_utilization * 100, 0)} %)`, '', '', ''],
+    ]),
   ]);
 
 function runOne(name) {
