@@ -99,6 +99,7 @@ describe('media endpoint: the two-way channel per carrier framing (loopback WebS
   let port: number;
   const attached = new Map<number, Record<string, unknown>>();
   const channels = new Map<number, WebSocketMediaChannel>();
+  const carrierHangUps: Array<[number, string | undefined, string]> = [];
   let nextRun = 100;
 
   beforeAll(async () => {
@@ -110,6 +111,7 @@ describe('media endpoint: the two-way channel per carrier framing (loopback WebS
       framings: new Map(Object.values(CARRIERS).map((c) => [c.framing.provider, c.framing] as const)),
       log: silentLogger,
       options: { maxMessageBytes: 64 * 1024, idleTimeoutMs: 10_000, startTimeoutMs: 5_000 },
+      hangUpCall: async (run, callId, reason) => void carrierHangUps.push([run.id, callId, reason]),
       streams: {
         authorize: async (_framing, runId) => {
           const run = { id: runId, organizationId: 9 } as Run;
@@ -213,6 +215,8 @@ describe('media endpoint: the two-way channel per carrier framing (loopback WebS
       expect(await closed).toEqual({ code: 1000, reason: 'end_call' });
       const after = received.slice(before).map((w) => (w.binary ? '<binary>' : w.data.toString()));
       expect(after).toEqual(provider === 'ari' ? ['HANGUP'] : []);
+      // only where the stream is a fork of the call does the hang-up also go through call control
+      expect(carrierHangUps.filter(([id]) => id === runId)).toEqual(provider === 'telnyx' ? [[runId, 'v3:cc', 'end_call']] : []);
       expect(marks).toHaveLength(2);
 
       // the caller's five frames are the recording: μ-law 8 kHz, 800 bytes, whatever the carrier's format

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { Container } from 'inversify';
 import { ApplyCallStatus } from '../../core/calls/apply-call-status.use-case.js';
 import type { MediaFraming } from '../../core/calls/media-session.js';
+import { CarrierHangUp } from '../../core/calls/carrier-hang-up.js';
 import { MediaStreams } from '../../core/calls/media-streams.use-case.js';
 import { MediaTokens } from '../../core/calls/media-token.js';
 import { Clock } from '../../core/ports/clock.port.js';
@@ -10,6 +11,7 @@ import { Logger } from '../../core/ports/logger.port.js';
 import { ObjectStore } from '../../core/ports/object-store.port.js';
 import { RunRepository } from '../../core/ports/run.repository.port.js';
 import { TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
+import { ProviderInstances } from '../../core/telephony/provider-instances.js';
 import { MediaEndpoint } from '../../http/media/media-endpoint.js';
 import { ariMediaFraming } from '../../providers/ari/ari-media.js';
 import { plivoMediaFraming } from '../../providers/plivo/plivo-media.js';
@@ -50,18 +52,24 @@ export function mediaModule(c: Container, settings: Settings): void {
       }, log, clock),
     [RunRepository, TelephonyConfigurationRepository, MediaTokens, ObjectStore, ApplyCallStatus, Clock, Logger],
   ).inSingletonScope();
+  // a hang-up from the voice side on a carrier whose stream is only a fork (Telnyx) goes through its call control
+  const instances = c.isBound(ProviderInstances)
+    ? { forConfiguration: (configuration: Parameters<ProviderInstances['forConfiguration']>[0]) => c.get(ProviderInstances).forConfiguration(configuration) }
+    : null;
   c.bind(MediaEndpoint).toResolvedValue(
-    (streams: MediaStreams, registry: ProviderRegistry, log: Logger, s: Settings, lifecycle: Lifecycle) => {
+    (streams: MediaStreams, registry: ProviderRegistry, log: Logger, s: Settings, lifecycle: Lifecycle, cfg: TelephonyConfigurationRepository) => {
       const registered = new Set(registry.ids());
       const framings = new Map(BUILT_IN_MEDIA_FRAMINGS.filter((f) => registered.has(f.provider)).map((f) => [f.provider, f] as const));
+      const carrierHangUp = instances ? new CarrierHangUp(cfg, instances, log.child({ component: 'media' })) : null;
       const endpoint = new MediaEndpoint({
+        ...(carrierHangUp ? { hangUpCall: (run, callId, reason) => carrierHangUp.execute(run, callId, reason) } : {}),
         streams, framings, log: log.child({ component: 'media' }),
         options: { maxMessageBytes: s.media.maxMessageBytes, idleTimeoutMs: s.media.idleTimeoutMs, startTimeoutMs: s.media.startTimeoutMs },
       });
       lifecycle.onStop('media-streams', () => endpoint.close());
       return endpoint;
     },
-    [MediaStreams, ProviderRegistry, Logger, SettingsToken, LifecycleToken],
+    [MediaStreams, ProviderRegistry, Logger, SettingsToken, LifecycleToken, TelephonyConfigurationRepository],
   ).inSingletonScope();
   c.bind(HttpServerAttachmentToken).toResolvedValue(
     (endpoint: MediaEndpoint) => (server: Server) => {
