@@ -154,7 +154,9 @@ describe('media endpoint: the two-way channel per carrier framing (loopback WebS
   for (const [provider, carrier] of Object.entries(CARRIERS)) {
     it(`${provider}: agent audio, marks, clear and hang-up arrive framed as ${provider} expects; the caller is heard and recorded`, async () => {
       const runId = ++nextRun;
-      const ws = new WebSocket(`ws://127.0.0.1:${port}/api/v1/telephony/${provider}/media/${runId}${carrier.framing.tokenIn === 'query' ? '?token=t' : ''}`);
+      // Asterisk's websocket_client.conf URL is fixed: the run id comes as a query parameter (dial string v(...))
+      const path = provider === 'ari' ? `/api/v1/telephony/ari/media?run_id=${runId}&token=t` : `/api/v1/telephony/${provider}/media/${runId}${carrier.framing.tokenIn === 'query' ? '?token=t' : ''}`;
+      const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`);
       const received: Wire[] = [];
       ws.on('message', (data: Buffer, binary: boolean) => received.push({ data: Buffer.from(data), binary }));
       const closed = new Promise<{ code: number; reason: string }>((r) => ws.on('close', (code, reason) => r({ code, reason: reason.toString() })));

@@ -245,6 +245,10 @@ describe('media WebSocket /api/v1/telephony/<provider>/media/<run_id>', () => {
     expect(await refused(svc, `${base}?token=${encodeURIComponent(tokens.issue('simulator', simRun + 1))}`)).toMatchObject({ status: 401, body: { code: 'media_token_invalid' } });
     expect(await refused(svc, `${base}?token=${encodeURIComponent(tokens.issue('twilio', simRun))}`)).toMatchObject({ status: 401, body: { code: 'media_token_invalid' } });
     expect(await refused(svc, `/api/v1/telephony/simulator/media/999999?token=${encodeURIComponent(tokens.issue('simulator', 999999))}`)).toMatchObject({ status: 404, body: { code: 'run_not_found' } });
+    // the run id in the query (fixed client URLs) is held to the same rules; none at all is no run
+    expect(await refused(svc, `/api/v1/telephony/simulator/media?run_id=999999&token=${encodeURIComponent(tokens.issue('simulator', 999999))}`)).toMatchObject({ status: 404, body: { code: 'run_not_found' } });
+    expect(await refused(svc, '/api/v1/telephony/simulator/media?run_id=abc')).toMatchObject({ status: 404, body: { code: 'run_not_found' } });
+    expect(await refused(svc, '/api/v1/telephony/simulator/media')).toMatchObject({ status: 404, body: { code: 'run_not_found' } });
     // a provider with no media framing here (vonage is not registered in this service), a path that is not the endpoint
     expect(await refused(svc, `/api/v1/telephony/vonage/media/${simRun}`)).toMatchObject({ status: 404, body: { code: 'media_not_supported' } });
     expect(await refused(svc, '/api/v1/health')).toMatchObject({ status: 404 });

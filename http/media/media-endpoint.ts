@@ -67,7 +67,12 @@ const realTimers: PlayoutTimers = {
 /** WebSocket close codes the endpoint uses. */
 export const MEDIA_CLOSE = Object.freeze({ normal: 1000, goingAway: 1001, policy: 1008, tooBig: 1009, tryAgainLater: 1013, idle: 4408 });
 
-const MEDIA_PATH = /^\/api\/v1\/telephony\/([^/]+)\/media\/([^/]+)\/?$/;
+/**
+ * `/api/v1/telephony/<provider>/media/<run_id>`, or `/api/v1/telephony/<provider>/media?run_id=<run_id>` for a
+ * carrier whose WebSocket URL is configured once and gets per-call query parameters (Asterisk's
+ * websocket_client.conf connection, with the dial string's `v(run_id=...,token=...)`).
+ */
+const MEDIA_PATH = /^\/api\/v1\/telephony\/([^/]+)\/media(?:\/([^/]+))?\/?$/;
 const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 503: 'Service Unavailable' };
 
 /** Writes a small JSON HTTP response on a socket that was about to be upgraded, then destroys it. */
@@ -148,7 +153,8 @@ export class MediaEndpoint {
     if (this.closing) return refuseUpgrade(socket, 503, 'shutting_down', 'The service is shutting down');
     const framing = this.deps.framings.get(decodeURIComponent(m[1]!));
     if (!framing) return refuseUpgrade(socket, 404, 'media_not_supported', 'This provider streams no media to Callplane');
-    const runId = /^[1-9]\d{0,14}$/.test(m[2]!) ? Number(m[2]) : null;
+    const runIdText = m[2] ?? url.searchParams.get('run_id') ?? '';
+    const runId = /^[1-9]\d{0,14}$/.test(runIdText) ? Number(runIdText) : null;
     if (runId === null) return refuseUpgrade(socket, 404, 'run_not_found', 'Run not found');
     const log = this.deps.log.child({ provider: framing.provider, run_id: runId });
     const urlToken = url.searchParams.get('token');
