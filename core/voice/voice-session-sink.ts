@@ -1,0 +1,41 @@
+/**
+ * What a finished call's voice session hands to the run (docs/voice.md "Turn-taking, barge-in and endings"):
+ * the conversation record and the artifacts the run stores. The session calls `onEnded` once, BEFORE it
+ * hangs up, and waits for it (a sink that throws is logged; the call still hangs up). Implemented by the
+ * run integration (transcript and recording to object storage, run fields, logs, metrics).
+ */
+import type { TranscriptTurn } from '../conversation/conversation-record.js';
+import type { ConversationRecord } from '../ports/conversation-record.port.js';
+import type { RunLogEntry } from '../runs/run.js';
+import type { VoiceMetrics } from './turn-metrics.js';
+import type { TurnLatency, VoiceEndReason } from './voice-session-events.js';
+
+export interface VoiceSessionOutcome {
+  reason: VoiceEndReason;
+  /**
+   * The run's disposition: the engine's (endCall node's, `user_idle`, `max_duration`, `completed`), or
+   * `failed` when a provider (STT, TTS, model) failed for good; the record's disposition says the same.
+   */
+  disposition: string;
+  /** Which provider failed and its message (never a secret). */
+  error?: string;
+}
+
+export interface VoiceSessionArtifacts {
+  /** Stored behind `transcript_url`: only what the caller heard of the agent. */
+  transcript: { turns: TranscriptTurn[] };
+  /** Stored behind `recording_url`: stereo 16-bit 8 kHz WAV, caller left, agent right. */
+  recording: Uint8Array;
+  recordingDurationMs: number;
+  /** One entry per agent reply to the caller (API.md 13). */
+  latency: TurnLatency[];
+  metrics: VoiceMetrics;
+  /** `node_entered` and `variables_extracted` (from the record) and one `turn` entry per reply, in time order. */
+  logs: RunLogEntry[];
+  outcome: VoiceSessionOutcome;
+}
+
+export interface VoiceSessionSink {
+  /** Stores the call's record and artifacts. May throw (logged by the session); should be idempotent. */
+  onEnded(record: ConversationRecord, artifacts: VoiceSessionArtifacts): Promise<void>;
+}

@@ -1,0 +1,768 @@
+/**
+ * One call's voice session (docs/voice.md "Turn-taking, barge-in and endings"): wires the carrier's
+ * MediaChannel ↔ VAD ↔ STT ↔ the conversation engine ↔ TTS ↔ the shared playout pacer.
+ *
+ * - States: LISTENING (the caller's turn), THINKING (a reply is being prepared, nothing audible yet),
+ *   SPEAKING (agent audio is playing); each agent turn is cancelled through its own AbortController, which
+ *   stops the model stream and the TTS of every sentence of that turn.
+ * - The greeting (the engine's `open`, templated) is the first thing said.
+ * - Caller turns end by endpointing (VAD stop → `stt.finalize()` → `Endpointer`); the model's text is cut by
+ *   the `SentenceChunker`, each piece synthesized in order, converted to μ-law 8 kHz and paced out with a mark
+ *   per piece.
+ * - Barge-in: caller speech sustained for `interruptionMinSpeechMs` while the agent speaks at a node that
+ *   allows it clears the carrier at once, aborts the turn and tells the engine only the words heard
+ *   (`agentInterrupted`). Speech while THINKING cancels the reply; the next commit restarts it with the new
+ *   words (the transcript merges both). DTMF is user text `[DTMF 5]`.
+ * - Endings: idle (check-in, then goodbye → `user_idle`), the time limit (goodbye → `max_duration`, cut
+ *   short after `goodbyeGraceMs`), caller hang-up, an endCall node (hung up only once its last words were
+ *   heard: the final mark played), a provider failing for good (`failed`). Each one hands the record and the
+ *   artifacts to the sink BEFORE hanging up.
+ * Pure: no I/O but its ports; time from `Timers` and the engine's `Clock`.
+ */
+import type { Conversation, ConversationTurn, TurnOptions } from '../conversation/conversation.js';
+import { isAbortError } from '../conversation/conversation.js';
+import type { ConversationEvent } from '../conversation/conversation-state.js';
+import { runLogEntryOf } from '../conversation/conversation-record.js';
+import { systemClock, type Clock } from '../ports/clock.port.js';
+import type { ConversationRecord } from '../ports/conversation-record.port.js';
+import { silentLogger, type Logger } from '../ports/logger.port.js';
+import type { MediaChannel } from '../ports/media-channel.port.js';
+import type { SpeechToText, SttStream } from '../ports/speech-to-text.port.js';
+import type { TextToSpeech } from '../ports/text-to-speech.port.js';
+import type { TimerHandle, Timers } from '../ports/timers.port.js';
+import type { VadEvent, VoiceActivityDetector, VoiceActivityDetectorFactory } from '../ports/voice-activity-detector.port.js';
+import type { RunLogEntry } from '../runs/run.js';
+import type { WorkflowGraph } from '../workflows/workflow-graph.js';
+import { sameFormat } from './audio-format.js';
+import { CallRecorder } from './call-recorder.js';
+import { fromSessionAudio, SESSION_FORMAT, toSessionAudio, type AudioConverter } from './carrier-audio.js';
+import { Endpointer, type CommittedUtterance } from './endpointing.js';
+import { mulawDecode } from './g711.js';
+import { type HeardSegment, type Playout, type PlayoutPacer, type Segment } from './playout-pacer.js';
+import { SentenceChunker } from './sentence-chunker.js';
+import { TranscriptBuilder } from './transcript-builder.js';
+import { TurnMetricsCollector } from './turn-metrics.js';
+import { VoiceSessionEvents, type TurnLatency, type VoiceState } from './voice-session-events.js';
+import type { VoiceSessionArtifacts, VoiceSessionOutcome, VoiceSessionSink } from './voice-session-sink.js';
+import { VOICE_DEFAULTS, type VoiceSettings } from './voice-settings.js';
+
+export interface VoiceSessionOptions {
+  /** Names marks and log lines (the call's id). */
+  id: string;
+  channel: MediaChannel;
+  /** Started (`Conversation.start`), not yet opened. The session owns it from now on. */
+  conversation: Conversation;
+  /** The conversation's graph (for each node's `allow_interrupt`). */
+  graph: WorkflowGraph;
+  stt: SpeechToText;
+  sttOptions?: { model?: string; language?: string };
+  tts: TextToSpeech;
+  ttsOptions?: { voice?: string; model?: string };
+  vad: VoiceActivityDetectorFactory;
+  /** The process's one pacer. */
+  pacer: PlayoutPacer;
+  timers: Timers;
+  /** The engine's clock (run log timestamps); default the system clock. */
+  clock?: Clock;
+  sink: VoiceSessionSink;
+  settings?: Partial<VoiceSettings>;
+  logger?: Logger;
+}
+
+type TurnKind = 'open' | 'send' | 'retry' | 'idle' | 'max_duration';
+
+interface Reply {
+  nodeId: string;
+  text: string;
+  segments: Segment[];
+  chunker: SentenceChunker;
+}
+
+class AgentTurn {
+  readonly controller = new AbortController();
+  readonly replies: Reply[] = [];
+  open: Reply | null = null;
+  speaking: Promise<void> = Promise.resolve();
+  ended: { reason: VoiceSessionOutcome['reason']; disposition: string } | null = null;
+  failed = false;
+  firstTokenAtMs: number | undefined;
+  firstAudioAtMs: number | undefined;
+  ttsFirstAudioMs: number | undefined;
+
+  constructor(
+    readonly kind: TurnKind,
+    readonly startedAtMs: number,
+    readonly user: CommittedUtterance | null,
+  ) {}
+
+  get aborted(): boolean {
+    return this.controller.signal.aborted;
+  }
+}
+
+export class VoiceSession {
+  readonly events: VoiceSessionEvents;
+  /** Resolves once the session ended (record persisted, call hung up). Never rejects. */
+  readonly ended: Promise<VoiceSessionOutcome>;
+  private resolveEnded!: (outcome: VoiceSessionOutcome) => void;
+
+  private readonly settings: VoiceSettings;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly conversation: Conversation;
+  private readonly channel: MediaChannel;
+  private readonly timers: Timers;
+  private readonly playout: Playout;
+  private readonly endpointer: Endpointer;
+  private readonly vad: VoiceActivityDetector;
+  private readonly recorder: CallRecorder;
+  private readonly transcript: TranscriptBuilder;
+  private readonly metrics: TurnMetricsCollector;
+  private readonly inbound: AudioConverter;
+  private readonly outbound: AudioConverter | null;
+  private readonly sessionController = new AbortController();
+  private readonly startMs: number;
+  private readonly turnLogs: RunLogEntry[] = [];
+
+  private state_: VoiceState = 'listening';
+  private turn: AgentTurn | null = null;
+  private stt: SttStream | null = null;
+  private vadStreamMs = 0;
+  /** The caller's current speech goes to the endpointer (it is a turn, not speech over the agent). */
+  private speechCounts = false;
+  private speechOnsetMs = 0;
+  /** No new caller turns: the call is ending (engine ended, time limit). */
+  private closing = false;
+  private finishing: Promise<void> | null = null;
+  /** A reply cancelled while THINKING: the next commit restarts it. */
+  private pendingRestart: CommittedUtterance | null = null;
+  private speakingNodeId: string;
+  private readonly segmentReplies = new Map<Segment, Reply>();
+  private readonly playedAt = new Map<Segment, number>();
+  private idleWaiters: Array<() => void> = [];
+  private idleTimer: TimerHandle | null = null;
+  private maxTimer: TimerHandle | null = null;
+  private interruptTimer: TimerHandle | null = null;
+  private graceTimer: TimerHandle | null = null;
+
+  constructor(private readonly options: VoiceSessionOptions) {
+    this.settings = {
+      ...VOICE_DEFAULTS,
+      ...options.settings,
+      endpointing: { ...VOICE_DEFAULTS.endpointing, ...options.settings?.endpointing },
+    };
+    this.logger = (options.logger ?? silentLogger).child({ call: options.id });
+    this.clock = options.clock ?? systemClock;
+    this.conversation = options.conversation;
+    this.channel = options.channel;
+    this.timers = options.timers;
+    this.startMs = this.timers.now();
+    this.speakingNodeId = this.conversation.node.id;
+    this.events = new VoiceSessionEvents((err, event) => this.logger.warn({ event, err: String(err) }, 'voice session listener failed'));
+    this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
+    this.inbound = toSessionAudio(this.channel.inFormat);
+    this.outbound = sameFormat(this.channel.outFormat, SESSION_FORMAT) ? null : fromSessionAudio(this.channel.outFormat);
+    this.vad = options.vad.create({ sampleRate: 8000 });
+    this.endpointer = new Endpointer(this.timers, (u) => this.onUtterance(u), this.settings.endpointing);
+    this.recorder = new CallRecorder({ startMs: this.startMs });
+    this.events.on('caller_audio', (e) => this.recorder.writeCaller(e.pcm, e.atMs));
+    this.events.on('agent_audio', (e) => this.recorder.writeAgent(e.pcm, e.playAtMs));
+    this.events.on('agent_audio_cleared', (e) => this.recorder.clear(e.atMs));
+    this.transcript = new TranscriptBuilder(this.events, this.startMs);
+    this.metrics = new TurnMetricsCollector(this.events);
+    this.playout = options.pacer.open(
+      {
+        sendFrame: (frame, playAtMs) => {
+          this.channel.sendAudio(this.outbound ? this.outbound.convert(frame) : frame);
+          this.events.emit('agent_audio', { pcm: mulawDecode(frame), playAtMs });
+        },
+        sendMark: (name) => this.channel.sendMark(name),
+        clear: (atMs) => {
+          this.channel.clear();
+          this.outbound?.reset();
+          this.events.emit('agent_audio_cleared', { atMs });
+        },
+      },
+      options.id,
+    );
+    this.playout.onFirstFrame((segment, atMs) => this.onFirstFrame(segment, atMs));
+    this.playout.onSegmentPlayed((segment) => this.playedAt.set(segment, this.timers.now()));
+    this.playout.onIdle(() => this.flushIdleWaiters());
+  }
+
+  get state(): VoiceState {
+    return this.state_;
+  }
+
+  /** Starts the call: listens to the channel, opens STT, arms the time limit and says the greeting. */
+  start(): void {
+    this.channel.onAudio((audio) => this.onCallerAudio(audio));
+    this.channel.onDtmf((digit) => this.onDtmf(digit));
+    this.channel.onMark((name, played) => this.playout.markReported(name, played));
+    this.channel.onClose((reason) => void this.onChannelClosed(reason));
+    if (this.settings.maxCallDurationMs !== null) {
+      this.maxTimer = this.timers.setTimeout(() => void this.onMaxDuration(), this.settings.maxCallDurationMs);
+    }
+    void this.runTurn('open', (o) => this.conversation.open(o), null);
+    void this.listen();
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // The caller's side
+
+  private async listen(): Promise<void> {
+    let stream: SttStream;
+    try {
+      stream = await this.options.stt.open({ format: SESSION_FORMAT, ...this.options.sttOptions, signal: this.sessionController.signal });
+    } catch (error) {
+      if (!this.sessionController.signal.aborted) await this.fail('stt', error);
+      return;
+    }
+    if (this.finishing) {
+      await stream.close();
+      return;
+    }
+    this.stt = stream;
+    try {
+      for await (const event of stream.events) {
+        if (this.finishing) break;
+        const atMs = this.timers.now();
+        if (event.type === 'interim') {
+          this.events.emit('transcript_interim', { text: event.text, atMs });
+          this.endpointer.interimTranscript(event.text);
+        } else if (event.type === 'final') {
+          this.events.emit('transcript_final', { text: event.text, atMs });
+          this.endpointer.finalTranscript(event.text, event.speechFinal);
+        } else if (event.type === 'utterance_end') {
+          this.endpointer.utteranceEnd();
+        }
+      }
+    } catch (error) {
+      if (!this.finishing && !isAbortError(error)) await this.fail('stt', error);
+    }
+  }
+
+  private onCallerAudio(audio: Uint8Array): void {
+    if (this.finishing) return;
+    const bytes = this.inbound.convert(audio);
+    if (bytes.length === 0) return;
+    const atMs = this.timers.now();
+    const pcm = mulawDecode(bytes);
+    this.events.emit('caller_audio', { pcm, atMs });
+    this.stt?.push(bytes);
+    this.vadStreamMs += pcm.length / 8;
+    for (const event of this.vad.push(pcm)) this.onVad(event, atMs);
+  }
+
+  private onVad(event: VadEvent, nowMs: number): void {
+    const atMs = nowMs - (this.vadStreamMs - event.atMs);
+    if (event.type === 'speech_start') {
+      this.speechOnsetMs = atMs;
+      this.events.emit('speech_started', { atMs });
+      this.cancelIdle();
+      this.speechCounts = false;
+      if (this.state_ === 'speaking') {
+        if (this.interruptible()) {
+          const due = atMs + this.settings.interruptionMinSpeechMs - nowMs;
+          this.interruptTimer?.cancel();
+          this.interruptTimer = this.timers.setTimeout(() => this.onInterruptionDue(), Math.max(0, due));
+        }
+        return;
+      }
+      if (this.closing) return;
+      if (this.state_ === 'thinking' && this.turn && (this.turn.kind === 'send' || this.turn.kind === 'retry')) this.cancelThinking();
+      this.speechCounts = true;
+      this.endpointer.speechStarted(atMs);
+      return;
+    }
+    this.interruptTimer?.cancel();
+    this.interruptTimer = null;
+    this.events.emit('speech_stopped', { atMs: nowMs, endOfSpeechMs: atMs });
+    this.stt?.finalize();
+    if (this.speechCounts) this.endpointer.speechStopped(atMs);
+    else if (this.state_ === 'listening' && !this.turn) this.armIdle();
+    this.speechCounts = false;
+  }
+
+  private onDtmf(digit: string): void {
+    if (this.finishing || this.closing) return;
+    const now = this.timers.now();
+    if (this.state_ === 'speaking') {
+      if (!this.interruptible()) {
+        this.logger.info({ digit }, 'DTMF while the agent speaks at a node that does not allow interruptions: ignored');
+        return;
+      }
+      const heard = this.cutAgent(now);
+      this.events.emit('interruption', { atMs: now, reactionMs: 0, heard });
+    }
+    this.onUtterance({ text: `[DTMF ${digit}]`, speechStartMs: now, speechEndMs: now, stoppedAtMs: now, by: 'final' });
+  }
+
+  /** A caller turn is over: the engine gets it (empty text: noise, or a cancelled reply restarts as it was). */
+  private onUtterance(u: CommittedUtterance): void {
+    if (this.finishing || this.closing) return;
+    const restart = this.pendingRestart;
+    if (u.text.trim() === '') {
+      if (restart) {
+        this.pendingRestart = null;
+        void this.runTurn('retry', (o) => this.conversation.retry(o), restart);
+      } else if (!this.turn) {
+        this.armIdle();
+      }
+      return;
+    }
+    if (this.turn) {
+      // The agent began a reply (an idle check-in) while the caller was talking: the caller wins.
+      if (this.state_ === 'speaking') this.cutAgent(this.timers.now());
+      else this.cancelThinking();
+    }
+    this.pendingRestart = null;
+    this.events.emit('user_turn', {
+      text: u.text,
+      startMs: u.speechStartMs,
+      endMs: u.speechEndMs,
+      node_id: this.conversation.node.id,
+      merged: restart !== null,
+    });
+    void this.runTurn('send', (o) => this.conversation.send(u.text, o), u);
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Barge-in
+
+  private interruptible(): boolean {
+    return this.options.graph.node(this.speakingNodeId)?.data.allow_interrupt !== false;
+  }
+
+  private onInterruptionDue(): void {
+    this.interruptTimer = null;
+    if (this.finishing || !this.vad.speaking) return;
+    const onset = this.speechOnsetMs;
+    if (this.state_ !== 'speaking') {
+      // The agent finished before the speech was long enough: it is simply the caller's turn.
+      if (!this.speechCounts && !this.closing) {
+        this.speechCounts = true;
+        this.endpointer.speechStarted(onset);
+      }
+      return;
+    }
+    const now = this.timers.now();
+    const endedTurn = this.turn?.ended ?? null;
+    const heard = this.cutAgent(now);
+    this.events.emit('interruption', { atMs: now, reactionMs: now - onset, heard });
+    this.logger.info({ reaction_ms: now - onset, heard }, 'barge-in: the agent stopped');
+    if (endedTurn) {
+      void this.finish({ reason: endedTurn.reason, disposition: endedTurn.disposition });
+      return;
+    }
+    if (this.closing) return;
+    this.speechCounts = true;
+    this.endpointer.speechStarted(onset);
+  }
+
+  /**
+   * Stops the agent now: clears the carrier, aborts the turn, puts what was heard in the transcript and tells
+   * the engine. Returns the heard words of the reply that was cut.
+   */
+  private cutAgent(now: number): string {
+    const turn = this.turn;
+    const heard = this.playout.clear(now);
+    this.flushIdleWaiters();
+    this.turn = null;
+    this.setState('listening');
+    if (!turn) return '';
+    turn.controller.abort();
+    const texts = this.reportHeard(turn, heard, now);
+    const last = turn.replies.at(-1);
+    const lastHeard = last ? (texts.get(last) ?? '') : '';
+    if (last && last.text.trim() !== '') this.conversation.agentInterrupted(lastHeard);
+    return lastHeard;
+  }
+
+  /** A reply being prepared (nothing audible yet) is dropped; the caller's next words restart it. */
+  private cancelThinking(): void {
+    const turn = this.turn;
+    if (!turn || this.conversation.status === 'ended') return;
+    this.turn = null;
+    turn.controller.abort();
+    if (this.playout.busy) this.playout.clear(this.timers.now());
+    this.flushIdleWaiters();
+    if (turn.replies.some((r) => r.text.trim() !== '')) this.conversation.agentInterrupted('');
+    if (turn.user && (turn.kind === 'send' || turn.kind === 'retry')) this.pendingRestart = turn.user;
+    this.setState('listening');
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // The agent's side
+
+  private async runTurn(kind: TurnKind, start: (o: TurnOptions) => ConversationTurn, user: CommittedUtterance | null): Promise<void> {
+    if (this.finishing) return;
+    const turn = new AgentTurn(kind, this.timers.now(), user);
+    this.turn = turn;
+    this.cancelIdle();
+    this.setState('thinking');
+    try {
+      for await (const event of start({ signal: turn.controller.signal })) {
+        if (turn.aborted) return;
+        this.onConversationEvent(turn, event);
+      }
+    } catch (error) {
+      if (turn.aborted || isAbortError(error)) return;
+      await this.turnFailed(turn, error);
+      return;
+    }
+    if (turn.aborted) return;
+    this.closeReply(turn);
+    await turn.speaking;
+    if (turn.aborted || turn.failed || this.turn !== turn) return;
+    await this.waitPlayed();
+    if (turn.aborted || this.turn !== turn) return;
+    this.completeTurn(turn);
+  }
+
+  private onConversationEvent(turn: AgentTurn, event: ConversationEvent): void {
+    const atMs = this.timers.now();
+    switch (event.type) {
+      case 'delta': {
+        if (turn.firstTokenAtMs === undefined) {
+          turn.firstTokenAtMs = atMs;
+          this.events.emit('first_token', { atMs });
+        }
+        const reply = turn.open ?? this.openReply(turn, event.node_id);
+        reply.text += event.text;
+        for (const piece of reply.chunker.push(event.text)) this.speak(turn, reply, piece);
+        return;
+      }
+      case 'message': {
+        if (event.message.role !== 'assistant') return;
+        if (turn.open) {
+          this.closeReply(turn);
+          return;
+        }
+        // A line said without streaming (the greeting).
+        const reply = this.openReply(turn, event.message.node_id);
+        reply.text = event.message.text;
+        for (const piece of reply.chunker.push(event.message.text)) this.speak(turn, reply, piece);
+        this.closeReply(turn);
+        return;
+      }
+      case 'transition':
+        this.events.emit('node_entered', { node_id: event.to.id, node_name: event.to.name, edge_id: event.edge_id, atMs });
+        return;
+      case 'extracted':
+        this.events.emit('variables_extracted', { node_id: event.node_id, values: event.values, atMs });
+        return;
+      case 'ended':
+        turn.ended = { reason: event.reason, disposition: event.disposition };
+        this.closing = true;
+        return;
+      default:
+        return;
+    }
+  }
+
+  private openReply(turn: AgentTurn, nodeId: string): Reply {
+    const reply: Reply = { nodeId, text: '', segments: [], chunker: new SentenceChunker() };
+    turn.replies.push(reply);
+    turn.open = reply;
+    return reply;
+  }
+
+  private closeReply(turn: AgentTurn): void {
+    const reply = turn.open;
+    if (!reply) return;
+    turn.open = null;
+    for (const piece of reply.chunker.flush()) this.speak(turn, reply, piece);
+  }
+
+  /** Queues one piece: its playout segment now (order), its synthesis after the previous piece's. */
+  private speak(turn: AgentTurn, reply: Reply, text: string): void {
+    const segment = this.playout.begin({ text, nodeId: reply.nodeId });
+    reply.segments.push(segment);
+    this.segmentReplies.set(segment, reply);
+    turn.speaking = turn.speaking.then(() => this.synthesize(turn, segment));
+  }
+
+  private async synthesize(turn: AgentTurn, segment: Segment): Promise<void> {
+    if (turn.aborted || turn.failed) return;
+    const requestedAt = this.timers.now();
+    try {
+      const audio = await this.options.tts.synthesize({
+        text: segment.text,
+        ...this.options.ttsOptions,
+        preferredFormat: SESSION_FORMAT,
+        signal: turn.controller.signal,
+      });
+      const convert = toSessionAudio(audio.format);
+      for await (const chunk of audio.chunks) {
+        if (turn.aborted) return;
+        if (turn.ttsFirstAudioMs === undefined) turn.ttsFirstAudioMs = this.timers.now() - requestedAt;
+        this.playout.write(segment, convert.convert(chunk));
+      }
+      if (turn.aborted) return;
+      this.playout.end(segment);
+    } catch (error) {
+      if (turn.aborted || isAbortError(error)) return;
+      turn.failed = true;
+      await this.fail('tts', error);
+    }
+  }
+
+  private onFirstFrame(segment: Segment, atMs: number): void {
+    this.speakingNodeId = segment.nodeId;
+    const turn = this.turn;
+    if (!turn || turn.firstAudioAtMs !== undefined || !turn.replies.some((r) => r.segments.includes(segment))) return;
+    turn.firstAudioAtMs = atMs;
+    this.setState('speaking');
+    this.events.emit('first_audio', { atMs });
+    const user = turn.user;
+    if (!user) return;
+    const latency: TurnLatency = {
+      end_of_speech_to_first_audio: Math.round(atMs - user.speechEndMs),
+      stt: user.finalAtMs === undefined ? 0 : Math.max(0, Math.round(user.finalAtMs - user.stoppedAtMs)),
+      llm_first_token: turn.firstTokenAtMs === undefined ? 0 : Math.round(turn.firstTokenAtMs - turn.startedAtMs),
+      tts_first_audio: Math.round(turn.ttsFirstAudioMs ?? 0),
+    };
+    this.events.emit('turn_metrics', { latency, atMs });
+    this.turnLogs.push({
+      ts: this.clock.now().toISOString(),
+      event: 'turn',
+      message: `Agent replied ${latency.end_of_speech_to_first_audio} ms after the caller stopped speaking`,
+      details: { ...latency },
+    });
+  }
+
+  /** The turn's audio was all heard: transcript, then LISTENING (or the end the engine decided). */
+  private completeTurn(turn: AgentTurn): void {
+    this.turn = null;
+    this.reportHeard(turn, [], this.timers.now());
+    if (turn.ended) {
+      void this.finish({ reason: turn.ended.reason, disposition: turn.ended.disposition });
+      return;
+    }
+    this.setState('listening');
+    if (this.vad.speaking && !this.speechCounts && !this.closing) {
+      // The caller started talking as the agent finished: that is their turn.
+      this.speechCounts = true;
+      this.endpointer.speechStarted(this.speechOnsetMs);
+      return;
+    }
+    if (!this.endpointer.active) this.armIdle();
+  }
+
+  /**
+   * Emits what the caller heard of each reply of `turn`: segments in `heard` (a clear) as reported, others
+   * by whether their mark played. Returns the heard text per reply.
+   */
+  private reportHeard(turn: AgentTurn, heard: HeardSegment[], now: number): Map<Reply, string> {
+    const bySegment = new Map(heard.map((h) => [h.segment, h]));
+    const texts = new Map<Reply, string>();
+    for (const reply of turn.replies) {
+      const words: string[] = [];
+      let interrupted = false;
+      let startMs: number | undefined;
+      let endMs = now;
+      for (const segment of reply.segments) {
+        const h = bySegment.get(segment) ?? { segment, heard: segment.played ? segment.text : '', whole: segment.played };
+        if (h.heard !== '') {
+          words.push(h.heard);
+          startMs ??= segment.startPlayMs;
+          endMs = this.playedAt.get(segment) ?? now;
+        }
+        if (!h.whole) {
+          interrupted = true;
+          if (h.heard !== '') endMs = now;
+          break;
+        }
+      }
+      const text = words.join(' ');
+      texts.set(reply, text);
+      for (const s of reply.segments) {
+        this.segmentReplies.delete(s);
+        this.playedAt.delete(s);
+      }
+      if (text !== '') {
+        this.events.emit('agent_heard', { text, node_id: reply.nodeId, startMs: startMs ?? now, endMs, interrupted });
+      }
+    }
+    return texts;
+  }
+
+  private async turnFailed(turn: AgentTurn, error: unknown): Promise<void> {
+    if (this.turn === turn) this.turn = null;
+    if (turn.kind !== 'retry' && this.conversation.status === 'active' && this.conversation.state.awaiting_reply) {
+      this.logger.warn({ err: describe(error) }, 'the model failed; retrying the reply once');
+      await turn.speaking;
+      await this.runTurn('retry', (o) => this.conversation.retry(o), turn.user);
+      return;
+    }
+    await this.fail('llm', error);
+  }
+
+  private waitPlayed(): Promise<void> {
+    if (!this.playout.busy) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private flushIdleWaiters(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Endings
+
+  private armIdle(): void {
+    this.cancelIdle();
+    if (this.finishing || this.closing) return;
+    this.idleTimer = this.timers.setTimeout(() => this.onIdle(), this.settings.userIdleTimeoutMs);
+  }
+
+  private cancelIdle(): void {
+    this.idleTimer?.cancel();
+    this.idleTimer = null;
+  }
+
+  private onIdle(): void {
+    this.idleTimer = null;
+    if (this.finishing || this.closing || this.turn || this.endpointer.active || this.vad.speaking) return;
+    this.logger.info({ timeout_ms: this.settings.userIdleTimeoutMs }, 'the caller is silent');
+    void this.runTurn('idle', (o) => this.conversation.userIdle(o), null);
+  }
+
+  private async onMaxDuration(): Promise<void> {
+    this.maxTimer = null;
+    if (this.finishing) return;
+    this.logger.info({ limit_ms: this.settings.maxCallDurationMs }, 'the call reached its time limit');
+    if (this.turn || this.playout.busy) this.cutAgent(this.timers.now());
+    this.closing = true;
+    this.endpointer.reset();
+    this.cancelIdle();
+    if (this.conversation.status === 'ended') {
+      await this.finish(this.engineOutcome());
+      return;
+    }
+    this.graceTimer = this.timers.setTimeout(() => void this.cutGoodbyeShort(), this.settings.goodbyeGraceMs);
+    await this.runTurn('max_duration', (o) => this.conversation.maxDurationReached({ ...o, goodbye: true }), null);
+  }
+
+  private async cutGoodbyeShort(): Promise<void> {
+    this.graceTimer = null;
+    if (this.finishing) return;
+    this.logger.warn({ grace_ms: this.settings.goodbyeGraceMs }, 'the time-limit goodbye did not finish in time');
+    if (this.turn || this.playout.busy) this.cutAgent(this.timers.now());
+    if (this.conversation.status === 'active') await this.conversation.maxDurationReached({ goodbye: false }).collect();
+    await this.finish(this.engineOutcome());
+  }
+
+  private async onChannelClosed(reason: string): Promise<void> {
+    if (this.finishing) return;
+    this.logger.info({ reason }, 'the caller hung up');
+    this.closing = true;
+    if (this.turn || this.playout.busy) this.cutAgent(this.timers.now());
+    if (this.conversation.status === 'active') {
+      try {
+        await this.conversation.hangUp().collect();
+      } catch (error) {
+        this.logger.error({ err: describe(error) }, 'closing the conversation after a hang-up failed');
+      }
+    }
+    await this.finish(this.engineOutcome());
+  }
+
+  /** A provider failed for good: the call ends `failed`. */
+  private async fail(source: 'stt' | 'tts' | 'llm', error: unknown): Promise<void> {
+    if (this.finishing) return;
+    const message = `${source} failed: ${describe(error)}`;
+    this.logger.error({ source, err: describe(error) }, 'a speech or model provider failed; ending the call');
+    this.closing = true;
+    if (this.turn || this.playout.busy) this.cutAgent(this.timers.now());
+    if (this.conversation.status === 'active') {
+      try {
+        await this.conversation.hangUp().collect();
+      } catch (err) {
+        this.logger.error({ err: describe(err) }, 'closing the conversation after a failure failed');
+      }
+    }
+    await this.finish({ reason: 'failed', disposition: 'failed', error: message });
+  }
+
+  private engineOutcome(): VoiceSessionOutcome {
+    const state = this.conversation.state;
+    return { reason: state.end_reason ?? 'hang_up', disposition: state.disposition ?? 'completed' };
+  }
+
+  /** Once: stop everything, hand the record and artifacts to the sink, THEN hang up. */
+  private finish(outcome: VoiceSessionOutcome): Promise<void> {
+    if (this.finishing) return this.finishing;
+    this.finishing = (async () => {
+      this.closing = true;
+      for (const t of [this.idleTimer, this.maxTimer, this.interruptTimer, this.graceTimer]) t?.cancel();
+      this.endpointer.reset();
+      this.turn?.controller.abort();
+      this.turn = null;
+      this.playout.close();
+      this.flushIdleWaiters();
+      this.sessionController.abort();
+      await this.stt?.close();
+      const record = recordOf(this.conversation.state);
+      if (outcome.reason === 'failed') {
+        record.disposition = 'failed';
+        record.gathered_context.mapped_call_disposition = 'failed';
+      }
+      const artifacts = this.artifacts(record, outcome);
+      try {
+        await this.options.sink.onEnded(record, artifacts);
+      } catch (error) {
+        this.logger.error({ err: describe(error) }, 'storing the call record failed');
+      }
+      await this.channel.hangUp(outcome.reason);
+      this.conversation.dispose();
+      this.setState('ended');
+      this.events.emit('ended', { ...outcome, atMs: this.timers.now() });
+      this.logger.info({ ...outcome }, 'the call ended');
+      this.resolveEnded(outcome);
+    })();
+    return this.finishing;
+  }
+
+  private artifacts(record: ConversationRecord, outcome: VoiceSessionOutcome): VoiceSessionArtifacts {
+    const logs = [...record.log.map(runLogEntryOf), ...this.turnLogs].sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
+    return {
+      transcript: this.transcript.artifact(),
+      recording: this.recorder.wav(),
+      recordingDurationMs: this.recorder.durationMs,
+      latency: this.metrics.entries.map((e) => ({ ...e.latency })),
+      metrics: this.metrics.summary(),
+      logs,
+      outcome,
+    };
+  }
+
+  private setState(state: VoiceState): void {
+    if (this.state_ === state || this.state_ === 'ended') return;
+    this.state_ = state;
+    this.events.emit('state', { state, atMs: this.timers.now() });
+  }
+}
+
+function recordOf(state: ConversationRecord): ConversationRecord {
+  return {
+    status: state.status,
+    node_id: state.node_id,
+    node_path: state.node_path,
+    messages: state.messages,
+    gathered_context: state.gathered_context,
+    disposition: state.disposition,
+    end_reason: state.end_reason,
+    usage: state.usage,
+    log: state.log,
+    started_at: state.started_at,
+    ended_at: state.ended_at,
+  };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

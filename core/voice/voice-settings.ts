@@ -1,0 +1,42 @@
+/**
+ * A call's voice settings from its workflow's `workflow_configurations` (API.md 11), with the defaults the
+ * API documents. Values outside the documented ranges were refused when the workflow was saved; here they
+ * are only clamped to sane bounds. Pure.
+ */
+import { ENDPOINTING_DEFAULTS, type EndpointingOptions } from './endpointing.js';
+
+export interface VoiceSettings {
+  /** Silence (ms, counted from the agent's last audio) before the idle check-in; twice ends the call. */
+  userIdleTimeoutMs: number;
+  /** The call's time limit (ms); null: none. */
+  maxCallDurationMs: number | null;
+  /** Caller speech shorter than this never interrupts the agent. */
+  interruptionMinSpeechMs: number;
+  endpointing: Required<EndpointingOptions>;
+  /** After the time-limit goodbye starts, the call ends at the latest this much later (ms). */
+  goodbyeGraceMs: number;
+}
+
+export const VOICE_DEFAULTS: VoiceSettings = Object.freeze({
+  userIdleTimeoutMs: 10_000,
+  maxCallDurationMs: null,
+  interruptionMinSpeechMs: 300,
+  endpointing: { ...ENDPOINTING_DEFAULTS },
+  goodbyeGraceMs: 15_000,
+});
+
+const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+
+export function voiceSettingsFrom(configurations: Record<string, unknown> | null | undefined): VoiceSettings {
+  const c = configurations ?? {};
+  const idle = num(c.user_idle_timeout_seconds);
+  const max = num(c.max_call_duration_seconds);
+  const interruption = num(c.interruption_min_speech_ms);
+  return {
+    ...VOICE_DEFAULTS,
+    endpointing: { ...VOICE_DEFAULTS.endpointing },
+    userIdleTimeoutMs: idle !== undefined && idle > 0 ? idle * 1000 : VOICE_DEFAULTS.userIdleTimeoutMs,
+    maxCallDurationMs: max !== undefined && max > 0 ? max * 1000 : null,
+    interruptionMinSpeechMs: interruption !== undefined && interruption >= 0 ? interruption : VOICE_DEFAULTS.interruptionMinSpeechMs,
+  };
+}
