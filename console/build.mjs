@@ -25,7 +25,7 @@ export function newestConsoleMtime() {
     }
   };
   visit(here);
-  for (const f of ['package-lock.json']) if (existsSync(join(root, f))) newest = Math.max(newest, statSync(join(root, f)).mtimeMs);
+  for (const f of ['package-lock.json', 'examples/agent.json']) if (existsSync(join(root, f))) newest = Math.max(newest, statSync(join(root, f)).mtimeMs);
   return newest;
 }
 
