@@ -126,17 +126,23 @@ export class Resampler {
     const w = this.work;
     w.set(this.history, 0);
     for (let i = 0; i < len; i++) w[hist + i] = pcm[i];
-    let t = this.t;
-    for (let n = 0; n < count; n++, t += M) {
-      const base = Math.floor(t / L);
-      const p = t - base * L;
+    // output n sits at upsampled time t = this.t + n·M: input sample `base` = floor(t / L), filter phase t mod L
+    let base = Math.floor(this.t / L);
+    let p = this.t - base * L;
+    for (let n = 0; n < count; n++) {
       const top = base + hist; // index in w of input sample `base`
       const c = p * K;
       let acc = 0;
       for (let i = 0; i < K; i++) acc += phases[c + i] * w[top - i];
       const s = Math.round(acc);
       out[n] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+      p += M;
+      while (p >= L) {
+        p -= L;
+        base++;
+      }
     }
+    const t = base * L + p;
     this.t = t - span;
     if (hist > 0) {
       // the last K-1 samples of (history + chunk)

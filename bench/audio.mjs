@@ -1,0 +1,167 @@
+// Benchmark 6: the audio path's per-call CPU costs (docs/voice.md "Audio path"), each next to a reference measured
+// in the same process on the same audio:
+// - Silero VAD per 32 ms window: ours (SileroVoiceActivityDetector.push: gate, context, per-call state,
+//   hysteresis, synchronous native run) against onnxruntime-node's public API used directly
+//   (`await session.run(feeds)` with fresh tensors per window, the state fed back and nothing else);
+// - G.711 μ-law per 20 ms frame (160 bytes): our table decode/encode against per-sample arithmetic;
+// - resampling per 20 ms: our polyphase low-pass resamplers against linear interpolation (no filter).
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { ROOT, dist, report } from './lib.mjs';
+
+const require = createRequire(import.meta.url);
+const ROUNDS = 5;
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const now = () => process.hrtime.bigint();
+const elapsedNs = (t) => Number(process.hrtime.bigint() - t);
+
+const { readWav } = await dist('core/voice/wav.js');
+const { mulawDecode, mulawEncode } = await dist('core/voice/g711.js');
+const { createResampler } = await dist('core/voice/resample.js');
+const { SileroVoiceActivityDetector, SileroVoiceActivityDetectorFactory } = await dist('adapters/vad/silero-vad.js');
+const { sharedSileroSession, defaultSileroModelPath } = await dist('adapters/vad/silero-session.js');
+
+const fixture = (name) => readWav(new Uint8Array(readFileSync(join(ROOT, 'test', 'fixtures', 'audio', `${name}.wav`)))).samples;
+const speech = fixture('barge-in-long');
+const quiet = fixture('noise-low-2s');
+const WINDOW = 256;
+
+/** ns per window of pushing `pcm` (whole windows) through fresh detectors from `make`, median of rounds. */
+function perWindow(make, pcm, repeat) {
+  const windows = Math.floor(pcm.length / WINDOW) * repeat;
+  const rounds = [];
+  let last;
+  for (let r = 0; r < ROUNDS + 1; r++) {
+    const d = make();
+    const t = now();
+    for (let k = 0; k < repeat; k++) for (let i = 0; i + 160 <= pcm.length; i += 160) d.push(pcm.subarray(i, i + 160));
+    const ns = elapsedNs(t) / windows;
+    if (r > 0) rounds.push(ns); // round 0 warms up
+    last = d;
+  }
+  return { ns: median(rounds), counts: last.counts };
+}
+
+// --- VAD ---------------------------------------------------------------------------------------------
+const session = sharedSileroSession();
+const ungated = () => new SileroVoiceActivityDetector(session, { sampleRate: 8000 }, -Infinity);
+const gated = new SileroVoiceActivityDetectorFactory();
+const oursInferred = perWindow(ungated, speech, 4);
+// a call is mostly the other side listening: 30% speech, 70% quiet line
+const mix = new Int16Array(Math.round(speech.length / 0.3));
+mix.set(speech);
+for (let i = speech.length; i < mix.length; i++) mix[i] = quiet[i % quiet.length];
+const oursMix = perWindow(() => gated.create({ sampleRate: 8000 }), mix, 2);
+const oursGated = perWindow(() => gated.create({ sampleRate: 8000 }), quiet, 20);
+
+const ort = require(require.resolve('onnxruntime-node', { paths: [ROOT] }));
+const raw = await ort.InferenceSession.create(defaultSileroModelPath(), { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' });
+const sr = new ort.Tensor('int64', BigInt64Array.of(8000n), []);
+async function rawPerWindow(pcm, repeat) {
+  const rounds = [];
+  const windows = Math.floor(pcm.length / WINDOW);
+  for (let r = 0; r < ROUNDS + 1; r++) {
+    let state = new ort.Tensor('float32', new Float32Array(256), [2, 1, 128]);
+    const t = now();
+    for (let k = 0; k < repeat; k++) {
+      for (let w = 0; w < windows; w++) {
+        const input = new Float32Array(288);
+        for (let i = 0; i < 288; i++) input[i] = (pcm[w * WINDOW - 32 + i] ?? 0) / 32768;
+        const out = await raw.run({ input: new ort.Tensor('float32', input, [1, 288]), state, sr });
+        state = out.stateN;
+      }
+    }
+    if (r > 0) rounds.push(elapsedNs(t) / (windows * repeat));
+  }
+  return median(rounds);
+}
+const refInferred = await rawPerWindow(speech, 4);
+
+// --- G.711 ---------------------------------------------------------------------------------------------
+function naiveMulawDecode(byte) {
+  const u = ~byte & 0xff;
+  const exponent = (u >> 4) & 7;
+  const magnitude = ((((u & 0x0f) << 3) + 0x84) << exponent) - 0x84;
+  return u & 0x80 ? -magnitude : magnitude;
+}
+function naiveMulawEncode(sample) {
+  let s = sample;
+  const sign = s < 0 ? 0x80 : 0;
+  if (sign) s = -s;
+  if (s > 32635) s = 32635;
+  s += 0x84;
+  const exponent = Math.max(0, Math.floor(Math.log2(s)) - 7);
+  return ~(sign | (exponent << 4) | ((s >> (exponent + 3)) & 0x0f)) & 0xff;
+}
+const FRAMES = 50_000;
+const wire = mulawEncode(speech);
+const frames = Array.from({ length: Math.floor(wire.length / 160) }, (_, i) => wire.subarray(i * 160, i * 160 + 160));
+const pcmFrames = Array.from({ length: Math.floor(speech.length / 160) }, (_, i) => speech.subarray(i * 160, i * 160 + 160));
+function perFrame(fn, list) {
+  const rounds = [];
+  for (let r = 0; r < ROUNDS + 1; r++) {
+    const t = now();
+    for (let i = 0; i < FRAMES; i++) fn(list[i % list.length]);
+    if (r > 0) rounds.push(elapsedNs(t) / FRAMES);
+  }
+  return median(rounds);
+}
+const outPcm = new Int16Array(160);
+const outBytes = new Uint8Array(160);
+let sink = 0;
+const g711 = {
+  decode: perFrame((f) => { mulawDecode(f, outPcm); sink += outPcm[7]; }, frames),
+  decodeRef: perFrame((f) => { for (let i = 0; i < 160; i++) outPcm[i] = naiveMulawDecode(f[i]); sink += outPcm[7]; }, frames),
+  encode: perFrame((p) => { mulawEncode(p, outBytes); sink += outBytes[7]; }, pcmFrames),
+  encodeRef: perFrame((p) => { for (let i = 0; i < 160; i++) outBytes[i] = naiveMulawEncode(p[i]); sink += outBytes[7]; }, pcmFrames),
+};
+
+// --- resampling ------------------------------------------------------------------------------------------
+function linear(from, to) {
+  let pos = 0;
+  let prev = 0;
+  return (pcm) => {
+    const step = from / to;
+    const out = new Int16Array(Math.floor((pcm.length - pos) / step) + 1);
+    let n = 0;
+    for (; pos < pcm.length && n < out.length; pos += step, n++) {
+      const i = Math.floor(pos);
+      const f = pos - i;
+      const a = i === 0 ? prev : pcm[i - 1];
+      out[n] = a + (pcm[i] - a) * f;
+    }
+    prev = pcm[pcm.length - 1];
+    pos -= pcm.length;
+    return out.subarray(0, n);
+  };
+}
+const up16 = createResampler(8000, 16000).process(speech);
+const at22 = createResampler(8000, 22050).process(speech);
+function resamplePerFrame(from, to, input) {
+  const chunk = from / 50;
+  const chunks = Array.from({ length: Math.floor(input.length / chunk) }, (_, i) => input.subarray(Math.round(i * chunk), Math.round((i + 1) * chunk)));
+  const ours = createResampler(from, to);
+  const ref = linear(from, to);
+  return { ours: perFrame((c) => { sink += ours.process(c).length; }, chunks), reference: perFrame((c) => { sink += ref(c).length; }, chunks) };
+}
+const resampling = {
+  '8000→16000': resamplePerFrame(8000, 16000, speech),
+  '16000→8000': resamplePerFrame(16000, 8000, up16),
+  '22050→8000': resamplePerFrame(22050, 8000, at22),
+};
+
+report({
+  name: 'audio',
+  vad: {
+    ours_inferred_ns: oursInferred.ns,
+    reference_inferred_ns: refInferred,
+    ours_call_mix_ns: oursMix.ns,
+    call_mix_counts: oursMix.counts,
+    ours_gated_ns: oursGated.ns,
+    window_ms: 32,
+  },
+  g711: { decode_ns: g711.decode, decode_ref_ns: g711.decodeRef, encode_ns: g711.encode, encode_ref_ns: g711.encodeRef },
+  resampling,
+  sink: sink % 7,
+});
