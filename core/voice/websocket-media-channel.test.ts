@@ -217,6 +217,22 @@ describe('WebSocketMediaChannel over Vonage (L16 16 kHz, 640-byte frames, emulat
   });
 });
 
+describe('WebSocketMediaChannel in the format the stream announced', () => {
+  it('an Asterisk channel in slin16 gets L16 16 kHz both ways, though the manifest declares μ-law', () => {
+    const sent: Array<{ data: string | Uint8Array; binary: boolean }> = [];
+    const channel = new WebSocketMediaChannel(
+      { send: (data, binary) => void sent.push({ data, binary }), close: () => undefined },
+      { framing: ariMediaFraming, stream: {}, timers: fakeTimers(), wireFormat: { encoding: 'l16', sampleRate: 16000 } },
+    );
+    const heard: Uint8Array[] = [];
+    channel.onAudio((a) => heard.push(a));
+    channel.receive({ kind: 'audio', track: 'inbound', payload: new Uint8Array(640) });
+    channel.sendAudio(ulaw(20));
+    expect(heard.map((a) => a.length)).toEqual([160]);
+    expect(sent.map((f) => [f.binary, (f.data as Uint8Array).length])).toEqual([[true, 640]]);
+  });
+});
+
 describe('WebSocketMediaChannel hang-up', () => {
   it('closes the stream once (Twilio, Vonage, simulator), after the carrier’s own message where it has one (Asterisk HANGUP)', async () => {
     for (const framing of [twilioMediaFraming, vonageMediaFraming, simulatorMediaFraming]) {

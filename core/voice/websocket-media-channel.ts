@@ -38,6 +38,11 @@ export interface WebSocketMediaChannelOptions {
   /** The ids the stream's start gave (outbound messages name them). */
   stream: MediaStreamIds;
   timers: PlayoutTimers;
+  /**
+   * The audio format the stream's `start` announced, when it differs from the manifest's declaration (an
+   * Asterisk channel in `slin16`, a Telnyx stream in PCMA); used both ways. Default: the declaration's.
+   */
+  wireFormat?: AudioFormat;
   /** Hangs up through the carrier's call-control API when its stream is only a fork (`media.hangUp` `rest`). */
   hangUpCall?: (reason: string) => Promise<void>;
   log?: Logger;
@@ -76,8 +81,8 @@ export class WebSocketMediaChannel implements MediaChannel {
     private readonly options: WebSocketMediaChannelOptions,
   ) {
     const { media } = options.framing;
-    this.toSession = toSessionAudio(media.inFormat);
-    this.toWire = fromSessionAudio(media.outFormat);
+    this.toSession = toSessionAudio(options.wireFormat ?? media.inFormat);
+    this.toWire = fromSessionAudio(options.wireFormat ?? media.outFormat);
     this.emulatedMarks = media.marks === 'emulated';
   }
 

@@ -18,7 +18,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import type { MediaFraming, MediaSession, MediaSessionEnd, MediaStart } from '../../core/calls/media-session.js';
+import { audioFormatOfMedia, type MediaFraming, type MediaSession, type MediaSessionEnd, type MediaStart } from '../../core/calls/media-session.js';
 import type { MediaRefusal, MediaStreams } from '../../core/calls/media-streams.use-case.js';
 import type { Logger } from '../../core/ports/logger.port.js';
 import type { Run } from '../../core/runs/run.js';
@@ -256,6 +256,7 @@ export class MediaEndpoint {
   /** The two-way channel of a stream whose start was accepted, handed to the `onChannel` listeners. */
   private openChannel(ws: WebSocket, framing: MediaFraming, run: Run, start: MediaStart, log: Logger, onHangUp: () => void): WebSocketMediaChannel | null {
     const hangUpCall = this.deps.hangUpCall;
+    const wireFormat = audioFormatOfMedia(start.format);
     let channel: WebSocketMediaChannel;
     try {
       channel = new WebSocketMediaChannel({
@@ -270,6 +271,7 @@ export class MediaEndpoint {
         framing,
         stream: { ...(start.streamId ? { streamId: start.streamId } : {}), ...(start.providerCallId ? { providerCallId: start.providerCallId } : {}) },
         timers: this.deps.timers ?? realTimers,
+        ...(wireFormat ? { wireFormat } : {}),
         ...(hangUpCall ? { hangUpCall: (reason: string) => hangUpCall(run, start.providerCallId, reason) } : {}),
         log,
       });
