@@ -27,8 +27,7 @@ export async function collectUntil(events: AsyncIterator<SttEvent>, until: (e: S
   for (;;) {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), Math.max(1, deadline - Date.now()))));
-    const next = await Promise.race([events.next(), timeout]);
-    clearTimeout(timer);
+    const next = await Promise.race([events.next(), timeout]).finally(() => clearTimeout(timer));
     if (next === 'timeout') throw new Error(`no matching STT event within ${ms} ms; saw ${JSON.stringify(seen)}`);
     if (next.done) throw new Error(`the STT events ended before a matching one; saw ${JSON.stringify(seen)}`);
     seen.push(next.value);
@@ -123,7 +122,9 @@ export function speechToTextContract(name: string, setup: () => Promise<SpeechTo
         for await (const e of stream.events) void e;
       })();
       controller.abort();
-      await expect(Promise.race([drained.then(() => 'ended'), new Promise((r) => setTimeout(() => r('still open'), 3000))])).resolves.toBe('ended');
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const stillOpen = new Promise((r) => (timer = setTimeout(() => r('still open'), 3000)));
+      await expect(Promise.race([drained.then(() => 'ended'), stillOpen]).finally(() => clearTimeout(timer))).resolves.toBe('ended');
     }));
 
     it('refuses to open on an aborted signal', withSubject(async (s) => {

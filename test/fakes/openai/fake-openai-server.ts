@@ -10,12 +10,15 @@
  */
 import type http from 'node:http';
 import { FakeHttpServer, parseJsonBody, readBody, sendJson } from '../fake-http-server.js';
+import { FakeOpenAiSpeech, type FakeOpenAiSpeechOptions } from './fake-openai-speech.js';
 
 export interface FakeOpenAiOptions {
   /** When set, requests must carry `Authorization: Bearer <apiKey>`; others get OpenAI's 401 (which echoes the key sent). */
   apiKey?: string;
   /** response_format types this "model" refuses with OpenAI's 400 naming `response_format`. */
   rejectResponseFormats?: Array<'json_schema' | 'json_object'>;
+  /** The audio endpoints (`/v1/audio/transcriptions`, `/v1/audio/speech`): see fake-openai-speech.ts. */
+  speech?: FakeOpenAiSpeechOptions;
 }
 
 export interface FakeToolCall {
@@ -130,7 +133,14 @@ export class FakeOpenAiServer extends FakeHttpServer<RecordedOpenAiRequest> {
     return this.script.length + this.structuredScript.length;
   }
 
+  /** The audio endpoints: script transcripts, plan failures, read their requests here. */
+  get speech(): FakeOpenAiSpeech {
+    return (this.audio ??= new FakeOpenAiSpeech(this.opts.speech));
+  }
+  private audio: FakeOpenAiSpeech | undefined;
+
   protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (FakeOpenAiSpeech.handles(new URL(req.url ?? '/', 'http://fake').pathname)) return this.speech.handle(req, res, this.opts.apiKey);
     const text = await readBody(req);
     const body = parseJsonBody(text);
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
