@@ -7,6 +7,7 @@ import type {
   ConversationEndReason,
   ConversationMessage,
   ConversationRecord,
+  ConversationTransfer,
   ConversationUsage,
 } from '../ports/conversation-record.port.js';
 
@@ -35,7 +36,8 @@ export interface ConversationNodeRef {
  * - `transition`: the conversation moved along an edge;
  * - `extracted`: an extraction finished (values may be empty when the conversation settled none);
  * - `usage`: one model call's tokens, and the conversation's running total;
- * - `ended`: the conversation ended; always the last event of its turn.
+ * - `ended`: the conversation ended; always the last event of its turn. `transfer` is present when an endCall
+ *   node with `transfer_to` ended it: the driver hands the caller over to `transfer.to` after the last words.
  */
 export type ConversationEvent =
   | { type: 'message'; message: ConversationMessage }
@@ -43,4 +45,4 @@ export type ConversationEvent =
   | { type: 'transition'; from: ConversationNodeRef; to: ConversationNodeRef; edge_id: string; tool_name: string }
   | { type: 'extracted'; node_id: string; values: Record<string, unknown> }
   | { type: 'usage'; usage: ConversationUsage; total: ConversationUsage }
-  | { type: 'ended'; reason: ConversationEndReason; disposition: string };
+  | { type: 'ended'; reason: ConversationEndReason; disposition: string; transfer?: ConversationTransfer };

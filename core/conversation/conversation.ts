@@ -52,6 +52,7 @@ import {
   IDLE_GOODBYE_INSTRUCTION,
   MAX_DURATION_GOODBYE_INSTRUCTION,
   dispositionFor,
+  transferFor,
 } from './endings.js';
 import { greetingFor, systemPromptFor, transitionToolsFor, type TransitionTool } from './node-context.js';
 import { templateContextOf, type TemplateContext } from './template.js';
@@ -535,7 +536,8 @@ export class Conversation {
       run.alive();
       for (const event of this.applyExtraction(outcome)) yield event;
     }
-    const disposition = dispositionFor(reason, node, this.state_.gathered_context);
+    const handOver = transferFor(reason, node, this.templateContext(), this.clock.now());
+    const disposition = handOver?.disposition ?? dispositionFor(reason, node, this.state_.gathered_context);
     const at = this.now();
     this.state_.status = 'ended';
     this.state_.end_reason = reason;
@@ -543,13 +545,25 @@ export class Conversation {
     this.state_.ended_at = at;
     this.state_.awaiting_reply = false;
     this.state_.gathered_context.mapped_call_disposition = disposition;
+    if (handOver) {
+      this.state_.transfer = handOver.transfer;
+      this.state_.gathered_context.transfer_to = handOver.transfer.to;
+      yield this.addMessage({
+        role: 'system',
+        text: handOver.transfer.valid
+          ? `Would transfer to ${handOver.transfer.to}.`
+          : `Would transfer to '${handOver.transfer.to}', but it is neither an E.164 number nor a SIP URI; no transfer.`,
+        node_id: node.id,
+        created_at: at,
+      });
+    }
     yield this.addMessage({
       role: 'system',
       text: `The conversation ended (${reason.replace('_', ' ')}); disposition: ${disposition}.`,
       node_id: node.id,
       created_at: at,
     });
-    yield { type: 'ended', reason, disposition };
+    yield { type: 'ended', reason, disposition, ...(handOver ? { transfer: { ...handOver.transfer } } : {}) };
   }
 
   // -------------------------------------------------------------------------------------------------------

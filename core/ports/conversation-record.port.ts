@@ -39,6 +39,16 @@ export interface ConversationUsage {
  */
 export type ConversationEndReason = 'end_node' | 'hang_up' | 'user_idle' | 'max_duration';
 
+/**
+ * The hand-over an endCall node with `transfer_to` asks for (docs/voice.md "Transfers"): `to` is the rendered
+ * target, normalized (`+15551234567`, `sip:desk@pbx.example.com`) when `valid`; the raw rendered text otherwise.
+ * The engine never transfers: a call's voice session does, once the last words were heard.
+ */
+export interface ConversationTransfer {
+  to: string;
+  valid: boolean;
+}
+
 export interface ConversationRecord {
   status: 'active' | 'ended';
   /** The node the conversation is at (the endCall node once it ended there). */
@@ -51,6 +61,8 @@ export interface ConversationRecord {
   /** Null while active. */
   disposition: string | null;
   end_reason: ConversationEndReason | null;
+  /** Set when the conversation ended at an endCall node with `transfer_to`; absent otherwise. */
+  transfer?: ConversationTransfer;
   /** Model tokens spent: every streamed turn and every extraction. */
   usage: ConversationUsage;
   log: ConversationLogEntry[];

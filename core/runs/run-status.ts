@@ -1,4 +1,5 @@
 import type { RunStatusUpdate } from '../ports/run.repository.port.js';
+import { isLateDispositionAllowed, resolveDisposition } from './disposition-precedence.js';
 import { RUN_STATUS_RANK, isFinalRunStatus, type CostInfo, type Run, type RunLogEntry } from './run.js';
 
 /**
@@ -6,7 +7,10 @@ import { RUN_STATUS_RANK, isFinalRunStatus, type CostInfo, type Run, type RunLog
  * conditional update): what `run` becomes after `update`, or null when the update must not be applied.
  *
  * Not applied (null):
- * - the run is final (`completed`/`failed`): a final run never changes, whatever arrives later;
+ * - the run is final (`completed`/`failed`): a final run never changes, whatever arrives later, with one
+ *   exception: a transfer's outcome (`transferred`/`transfer_failed`) that the disposition rule lets stand
+ *   (`isLateDispositionAllowed`, core/runs/disposition-precedence.ts) and that brings new details still sets the
+ *   disposition, merges `gatheredContext` and appends `log`; status, times, duration and cost stay;
  * - the update's status ranks below the run's (a late `ringing` after `in_progress`);
  * - the same status with nothing new (a duplicate or replayed callback): replaying is a no-op;
  * - the update names a provider call id other than the one the run recorded (`isAnotherCall`): it is another
@@ -15,8 +19,9 @@ import { RUN_STATUS_RANK, isFinalRunStatus, type CostInfo, type Run, type RunLog
  * Applied: a higher rank, or the same non-final status carrying new details (a provider call id the run did not
  * have, new gathered context, disposition, duration or cost). Then:
  * - `providerCallId` is set only when the run has none (the first one wins);
- * - `gatheredContext` and `costInfo` are merged key by key; `disposition` also lands in
- *   `gatheredContext.mapped_call_disposition`;
+ * - `gatheredContext` and `costInfo` are merged key by key; `disposition` is the one rule's choice between the
+ *   run's and the update's (`resolveDisposition`: a transfer outcome is never replaced by `completed`) and also
+ *   lands in `gatheredContext.mapped_call_disposition`;
  * - `durationSeconds` and `costInfo.call_duration_seconds` stay equal (either one given sets both);
  * - `startedAt` is set on the first `in_progress`, or, when a final status with a positive duration arrives
  *   before any `in_progress` was seen, to `at` minus that duration;
@@ -24,13 +29,13 @@ import { RUN_STATUS_RANK, isFinalRunStatus, type CostInfo, type Run, type RunLog
  * Pure: never mutates `run`, never throws.
  */
 export function planRunStatusUpdate(run: Run, update: RunStatusUpdate): Run | null {
-  if (isFinalRunStatus(run.status)) return null;
   if (isAnotherCall(run, update.providerCallId)) return null;
+  if (isFinalRunStatus(run.status)) return planLateDisposition(run, update);
   const from = RUN_STATUS_RANK[run.status];
   const to = RUN_STATUS_RANK[update.status];
   if (to < from) return null;
 
-  const disposition = update.disposition ?? run.disposition;
+  const disposition = resolveDisposition(run.disposition, update.disposition);
   const gatheredContext = { ...run.gatheredContext, ...(update.gatheredContext ?? {}) };
   if (disposition != null) gatheredContext.mapped_call_disposition = disposition;
   const durationSeconds = update.durationSeconds ?? update.costInfo?.call_duration_seconds ?? run.durationSeconds;
@@ -62,6 +67,22 @@ export function planRunStatusUpdate(run: Run, update: RunStatusUpdate): Run | nu
   };
   if (to === from && !hasNewDetails(run, next)) return null;
   return next;
+}
+
+/** A final run's only possible change: a transfer outcome learned after the call ended (see above). */
+function planLateDisposition(run: Run, update: RunStatusUpdate): Run | null {
+  if (!isLateDispositionAllowed(run.disposition, update.disposition)) return null;
+  const disposition = resolveDisposition(run.disposition, update.disposition);
+  const gatheredContext = { ...run.gatheredContext, ...(update.gatheredContext ?? {}) };
+  if (disposition != null) gatheredContext.mapped_call_disposition = disposition;
+  const next: Run = {
+    ...run,
+    disposition,
+    gatheredContext,
+    updatedAt: update.at,
+    logs: update.log ? [...run.logs, update.log] : run.logs,
+  };
+  return hasNewDetails(run, next) ? next : null;
 }
 
 /**

@@ -26,6 +26,8 @@
  * | `workflow.global_node_edge` | an edge leaves or enters the globalNode |
  * | `workflow.edge_source_missing` / `workflow.edge_target_missing` | an edge endpoint names no node |
  * | `workflow.edge_label_duplicate` | two edges leaving one node have labels equal after `normalizeEdgeLabel` |
+ * | `workflow.transfer_to_not_end_node` | `data.transfer_to` on a node other than an endCall (only an ending hands a call over) |
+ * | `workflow.transfer_to_invalid` | `data.transfer_to` without a `{{...}}` template is neither E.164 nor a `sip:`/`sips:` URI |
  *
  * Cycles are valid. Rules not listed here (reachability, an endCall being reachable) are deliberately absent.
  */
@@ -38,6 +40,7 @@ import {
   type WorkflowNodeType,
 } from './workflow-definition.js';
 import { Graph, normalizeEdgeLabel, type GraphEdgeShape, type GraphNodeShape } from './workflow-graph.js';
+import { isTemplatedTransferTarget, parseTransferTarget } from '../calls/transfer-target.js';
 
 type Loc = (string | number)[];
 
@@ -67,6 +70,7 @@ export function validateWorkflowDefinition(
   nodes?.forEach((node, i) => checkNode(node, i, report));
   edges?.forEach((edge, i) => checkEdge(edge, i, report));
   if (nodes && edges) checkGraph(nodes, edges, report);
+  nodes?.forEach((node, i) => checkTransferTo(node, i, report));
   return issues;
 }
 
@@ -262,6 +266,7 @@ function checkNode(node: unknown, index: number, report: Report): void {
   checkBoolean(data, 'add_global_prompt', dataPath, what, 'data.add_global_prompt', report);
   checkBoolean(data, 'extraction_enabled', dataPath, what, 'data.extraction_enabled', report);
   checkString(data, 'disposition', dataPath, what, 'data.disposition', report);
+  checkString(data, 'transfer_to', dataPath, what, 'data.transfer_to', report);
 
   if (!has(data, 'extraction_variables')) return;
   const variables = data.extraction_variables;
@@ -300,6 +305,32 @@ function checkEdge(edge: unknown, index: number, report: Report): void {
   if (!data) return;
   checkString(data, 'label', [...path, 'data'], what, 'data.label', report, { required: true, nonBlank: true });
   checkString(data, 'condition', [...path, 'data'], what, 'data.condition', report, { required: true, nonBlank: true });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Transfers (docs/voice.md "Transfers")
+
+/**
+ * `data.transfer_to` (a string; the structure pass reports other types) belongs on endCall nodes only, and must
+ * be a template (rendered with the call's context when the call ends there) or a literal E.164 number or SIP URI.
+ */
+function checkTransferTo(node: unknown, index: number, report: Report): void {
+  if (!isPlainObject(node) || !isPlainObject(node.data) || !has(node.data, 'transfer_to')) return;
+  const value = node.data.transfer_to;
+  if (typeof value !== 'string') return;
+  const what = itemName('node', node, index);
+  const loc: Loc = ['nodes', index, 'data', 'transfer_to'];
+  if (isWorkflowNodeType(node.type) && node.type !== 'endCall') {
+    report(loc, `${what}: data.transfer_to is only meaningful on an endCall node (a call is handed over when it ends), not on a ${node.type}`, 'workflow.transfer_to_not_end_node');
+    return;
+  }
+  if (isTemplatedTransferTarget(value) || parseTransferTarget(value)) return;
+  report(
+    loc,
+    `${what}: data.transfer_to ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value)} is neither an E.164 number ` +
+      `('+15551234567') nor a SIP URI ('sip:desk@pbx.example.com'), nor a {{template}} that renders to one`,
+    'workflow.transfer_to_invalid',
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------

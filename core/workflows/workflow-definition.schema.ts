@@ -43,6 +43,12 @@ export const workflowNodeDataSchema = {
     extraction_enabled: { type: 'boolean' },
     extraction_variables: { type: 'array', items: extractionVariableSchema },
     disposition: { type: 'string', description: 'Disposition code of a call that ends here (endCall).' },
+    transfer_to: {
+      type: 'string',
+      description:
+        'endCall only: hand the caller over after the last words, to an E.164 number or a sip:/sips: URI; ' +
+        '{{templates}} render with the call\'s context (docs/voice.md, Transfers).',
+    },
   },
   additionalProperties: true,
 } as const;

@@ -47,6 +47,11 @@ export interface NodeData {
   extraction_variables?: ExtractionVariable[];
   /** The disposition code a call ending here gets (meaningful on `endCall` nodes). */
   disposition?: string;
+  /**
+   * endCall only: after the last words, hand the caller over to this E.164 number or `sip:`/`sips:` URI
+   * (`{{templates}}` rendered with the call's context). The run ends `transferred` or `transfer_failed`.
+   */
+  transfer_to?: string;
   [extra: string]: unknown;
 }
 
