@@ -7,11 +7,13 @@ import { AiServiceRepository } from '../../core/ports/ai-service.repository.port
 import { Clock } from '../../core/ports/clock.port.js';
 import { SecretCipher, TokenService } from '../../core/ports/crypto.port.js';
 import { LanguageModelFactory } from '../../core/ports/language-model-factory.port.js';
+import { SpeechServices } from '../../core/ports/speech-factory.port.js';
 import { WorkflowRepository } from '../../core/ports/workflow.repository.port.js';
 import { CredentialVault } from '../../core/telephony/credential-vault.js';
 import { aiServiceRoutes } from '../../http/routes/ai-services.routes.js';
 import type { RouteDefinition } from '../../http/routing/route.js';
 import { aiPolicyFetch, PluginLanguageModelFactory } from '../ai-language-model-factory.js';
+import { PluginSpeechServices, speechProviderDeps } from '../ai-speech-services.js';
 import type { AiProviderRegistry } from '../provider-registry.js';
 import type { Settings } from '../settings.js';
 import { HttpRoutesToken, SettingsToken } from '../tokens.js';
@@ -27,6 +29,7 @@ const Ports = {
   cipher: port<SecretCipher>(SecretCipher),
   settings: port<Settings>(SettingsToken),
   factory: port<LanguageModelFactory>(LanguageModelFactory),
+  speech: port<SpeechServices>(SpeechServices),
   routes: port<RouteDefinition[]>(HttpRoutesToken),
 };
 
@@ -72,6 +75,10 @@ export function aiServicesModule(c: Container, catalog: AiProviderRegistry): voi
   provide(c, Ports.factory, {
     deps: { reader: AiServiceReader, settings: Ports.settings },
     init: (d) => new PluginLanguageModelFactory(d.reader, aiPolicyFetch(d.settings.allowPrivateNetwork)),
+  });
+  provide(c, Ports.speech, {
+    deps: { reader: AiServiceReader, settings: Ports.settings },
+    init: (d) => new PluginSpeechServices(d.reader, speechProviderDeps(d.settings.allowPrivateNetwork)),
   });
   provide(c, Ports.routes, {
     deps: { create: CreateAiService, update: UpdateAiService, list: ListAiServices, get: GetAiService, remove: DeleteAiService },
