@@ -107,6 +107,22 @@ describe('one shared session, state per call', () => {
     expect(feed(d, pcm).map((e) => ({ ...e, atMs: e.atMs - offset }))).toEqual(first);
   });
 
+  it('an inference failure scores the window 0 and is counted; push never throws', () => {
+    const real = sharedSileroSession();
+    let fail = true;
+    const flaky = { modelPath: real.modelPath, inferences: 0, openStream: (r: 8000 | 16000) => real.openStream(r), infer: (st: ReturnType<typeof real.openStream>) => {
+      if (fail) throw new Error('runtime failed');
+      return real.infer(st);
+    } };
+    const d = new SileroVoiceActivityDetector(flaky, { sampleRate: 8000 });
+    const pcm = readAudioFixture('yes-i-will-attend').samples;
+    expect(feed(d, pcm)).toEqual([]);
+    expect(d.counts.failed).toBe(d.counts.inferred + d.counts.failed);
+    expect(d.counts.failed).toBeGreaterThan(0);
+    fail = false;
+    expect(feed(d, pcm).map((e) => e.type)).toEqual(['speech_start', 'speech_stop']);
+  });
+
   it('a model file that is not Silero v5 is refused when the session is created', () => {
     const f = new SileroVoiceActivityDetectorFactory({ modelPath: '/nonexistent/silero.onnx' });
     expect(() => f.create({ sampleRate: 8000 })).toThrow();
