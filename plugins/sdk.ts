@@ -110,6 +110,12 @@ export const providerManifestSchema = {
         hangUp: { enum: ['close', 'rest'] },
       },
     },
+    capabilities: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'call-control features beyond placing and ending calls (docs/voice.md, Transfers)',
+      properties: { transfer: { type: 'boolean' } },
+    },
     kinds: {
       type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...PROVIDER_KINDS] },
       description: 'telephony (a carrier; the default when absent) or any of llm, stt, tts (a model provider), never both',
@@ -174,6 +180,7 @@ export function validateProviderManifest(manifest: unknown): string[] {
   if (kinds.includes('telephony') && kinds.length > 1) problems.push('manifest.kinds: a provider is either telephony or a model provider (llm, stt, tts), not both');
   if (!kinds.includes('telephony') && m.mediaTransport !== 'none') problems.push('manifest.mediaTransport: a model provider carries no call media ("none")');
   if (!kinds.includes('telephony') && m.media) problems.push('manifest.media: a model provider carries no call media');
+  if (!kinds.includes('telephony') && m.capabilities) problems.push('manifest.capabilities: a model provider has no call control');
   return problems;
 }
 

@@ -1,3 +1,4 @@
+import type { TransferTarget } from '../calls/transfer-target.js';
 import type { RunStatus } from '../runs/run.js';
 import type { ProviderManifest } from '../telephony/provider-manifest.js';
 import type { Logger } from './logger.port.js';
@@ -87,6 +88,30 @@ export interface ProviderMarkup {
   status?: number;
 }
 
+/** What a provider's `transfer` is given besides the call and the target. */
+export interface TransferOptions {
+  runId: number;
+  /**
+   * Our answer URL for this hand-over (`POST /telephony/<provider>/answer/<run_id>?transfer_to=<target>`, built by
+   * `CallUrls.transferAnswer`), for providers that move a live call to new instructions fetched from a URL (Plivo's
+   * `aleg_url`): `answerOutbound` answers it with the dial markup for `transfer_to`.
+   */
+  answerUrl: string;
+  /** The run's status callback URL, for providers that report the new leg's progress there. */
+  statusCallbackUrl: string;
+  /** The caller id the new leg shows, where the provider asks for one (the run's called number); null: the provider's default. */
+  callerId: string | null;
+  /** How long the target may ring before the transfer counts as unanswered. */
+  ringTimeoutSeconds: number;
+}
+
+/**
+ * A transfer's result. `reason` is a stable snake_case word where the carrier said something we recognize
+ * (`busy`, `no_answer`, `call_not_active`, `target_rejected`, `unreachable`, `transfer_unsupported`), else
+ * `carrier_refused`; `detail` is the carrier's own words (no secrets), for the run's log.
+ */
+export type TransferResult = { ok: true; detail?: string } | { ok: false; reason: string; detail?: string };
+
 /** Why an inbound call is refused (also the `code` of the simulator's JSON answer). */
 export type InboundRefusal = 'phone_number_not_found' | 'workflow_archived';
 
@@ -151,6 +176,15 @@ export interface TelephonyProvider {
    * Pure; never throws. Absent: the provider takes its instructions at dial time and the route answers 404.
    */
   answerOutbound?(request: WebhookRequest, ctx: { runId: number; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup;
+  /**
+   * Hands the live call `providerCallId` over to `target` (a cold transfer; docs/voice.md "Transfers"): the caller
+   * is connected to the target and our agent leaves the call. Present exactly when the manifest declares
+   * `capabilities.transfer`. Resolves `{ok: true}` once the carrier accepted the hand-over, `{ok: false, reason}`
+   * when it refused it or could not be reached (a call no longer live, a busy or failing target where the carrier
+   * tells at once, a network failure): it never throws for a carrier's answer. Not idempotent: a second call
+   * may dial the target again, so the caller asks once per call.
+   */
+  transfer?(providerCallId: string, target: TransferTarget, options: TransferOptions): Promise<TransferResult>;
   /** Link health of providers that keep a connection open (ARI); absent means "nothing to report". */
   health?(): ProviderHealth;
   /** Releases connections (ARI WebSocket). Idempotent. */

@@ -46,7 +46,20 @@ export interface ProviderManifest {
   media?: MediaDeclaration;
   /** What the provider offers; absent means `['telephony']` (every carrier written before kinds existed). */
   kinds?: ProviderKind[];
+  /** Call-control features beyond placing and ending calls; absent means none. */
+  capabilities?: ProviderCapabilities;
 }
+
+/**
+ * What a carrier can do with a live call besides hanging up. `transfer`: it implements `TelephonyProvider.transfer`
+ * (docs/voice.md "Transfers"); a carrier without it ends transfer endings `transfer_failed` (`transfer_unsupported`).
+ */
+export interface ProviderCapabilities {
+  transfer?: boolean;
+}
+
+/** True when the manifest declares that its provider can transfer a live call. */
+export const canTransfer = (manifest: Pick<ProviderManifest, 'capabilities'>): boolean => manifest.capabilities?.transfer === true;
 
 /**
  * What a carrier's media WebSocket carries and can do, as its framing (providers/<id>/<id>-media.ts) speaks it:

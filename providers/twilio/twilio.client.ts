@@ -179,6 +179,25 @@ export class TwilioClient {
     }
   }
 
+  /**
+   * Replaces a live call's instructions with `twiml` (POST /2010-04-01/Accounts/{sid}/Calls/{CallSid}.json
+   * `Twiml=...`): how a transfer dials the target. Twilio's refusal comes back as a value with its HTTP status,
+   * error code and message (21220 when the call is no longer in progress, 20404 for an unknown SID); only a network
+   * failure or a 5xx after retries throws `ProviderApiError`. Not idempotent (each accepted update restarts the TwiML).
+   */
+  async updateCallTwiml(sid: string, twiml: string): Promise<{ ok: true; status: string } | { ok: false; httpStatus: number; code: number | null; message: string }> {
+    try {
+      const call = await this.sdk.calls(sid).update({ twiml });
+      return { ok: true, status: call.status };
+    } catch (err) {
+      const e = err as { status?: unknown; code?: unknown; message?: unknown };
+      if ((err instanceof twilio.RestException || (typeof e.status === 'number' && 'moreInfo' in (err as object))) && Number(e.status) < 500) {
+        return { ok: false, httpStatus: Number(e.status), code: typeof e.code === 'number' ? e.code : null, message: this.safe(e.message) };
+      }
+      return this.run('update call', () => Promise.reject(err));
+    }
+  }
+
   /** Current status of a call, for reconciliation; null when Twilio does not know the SID. */
   async getCallStatus(sid: string): Promise<TwilioCallInfo | null> {
     try {

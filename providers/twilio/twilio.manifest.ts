@@ -10,6 +10,8 @@ export const twilioManifest: ProviderManifest = {
   displayName: 'Twilio',
   docsUrl: 'https://www.twilio.com/docs/voice',
   mediaTransport: 'websocket',
+  /** It can hand a live call over (docs/voice.md "Transfers"). */
+  capabilities: { transfer: true },
   media: twilioMedia,
   fields: [
     {

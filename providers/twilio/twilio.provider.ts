@@ -25,10 +25,12 @@ import type { TwilioClient } from './twilio.client.js';
 import { verifyTwilioRequest, type TwilioParams } from './twilio-signature.js';
 import { twilioManifest } from './twilio.manifest.js';
 import { isMachineAnswer, mapTwilioStatus } from './twilio.status-map.js';
-import { TWIML_CONTENT_TYPE, connectStreamTwiml, hangupTwiml, politeHangupTwiml } from './twilio.twiml.js';
+import { TWIML_CONTENT_TYPE, connectStreamTwiml, dialTwiml, hangupTwiml, politeHangupTwiml } from './twilio.twiml.js';
+import type { TransferTarget } from '../../core/calls/transfer-target.js';
+import type { TransferOptions, TransferResult } from '../../core/ports/telephony-provider.port.js';
 
 /** The part of `TwilioClient` the provider uses (a fake implements it in unit tests). */
-export type TwilioApi = Pick<TwilioClient, 'createCall' | 'hangupCall' | 'getCallStatus' | 'findIncomingNumber' | 'setIncomingNumberVoiceUrl' | 'fetchAccount'>;
+export type TwilioApi = Pick<TwilioClient, 'createCall' | 'hangupCall' | 'getCallStatus' | 'findIncomingNumber' | 'setIncomingNumberVoiceUrl' | 'fetchAccount' | 'updateCallTwiml'>;
 
 export interface TwilioProviderOptions {
   accountSid: string;
@@ -68,6 +70,25 @@ export class TwilioProvider implements TelephonyProvider {
 
   async hangup(providerCallId: string): Promise<void> {
     await this.api.hangupCall(providerCallId);
+  }
+
+  /**
+   * Cold transfer (docs/voice.md "Transfers"): the live call's TwiML becomes `<Dial>` to the target (`<Number>` or
+   * `<Sip>`), which ends our media stream and bridges the caller; the call ends when that dial does. Twilio's
+   * refusal is a result: 21220 / 404 `call_not_active`, any other 4xx `carrier_refused`; unreachable after retries
+   * `unreachable`.
+   */
+  async transfer(providerCallId: string, target: TransferTarget, options: TransferOptions): Promise<TransferResult> {
+    const twiml = dialTwiml({ target, callerId: options.callerId, timeoutSeconds: clampRingSeconds(options.ringTimeoutSeconds, MIN_RING_SECONDS, MAX_RING_SECONDS) });
+    try {
+      const result = await this.api.updateCallTwiml(providerCallId, twiml);
+      if (result.ok) return { ok: true, detail: `Twilio call ${result.status}` };
+      const detail = `Twilio HTTP ${result.httpStatus}${result.code !== null ? ` error ${result.code}` : ''}: ${result.message}`;
+      const gone = result.code === 21220 || result.httpStatus === 404;
+      return { ok: false, reason: gone ? 'call_not_active' : 'carrier_refused', detail };
+    } catch (err) {
+      return { ok: false, reason: 'unreachable', detail: err instanceof ProviderApiError ? err.detail : 'Twilio could not be reached' };
+    }
   }
 
   async getCallStatus(providerCallId: string): Promise<NormalizedCallEvent | null> {

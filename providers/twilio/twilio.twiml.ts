@@ -30,6 +30,20 @@ export function connectStreamTwiml(input: { mediaUrl: string; runId: number; str
   );
 }
 
+/**
+ * A cold transfer: dial `target` (a `<Number>` for E.164, a `<Sip>` for a SIP URI) and bridge the caller to it;
+ * when the dial ends, the call ends. `callerId` is what the target sees (a number of the account), `timeout` how
+ * long it may ring.
+ */
+export function dialTwiml(input: { target: { kind: 'phone' | 'sip'; address: string }; callerId: string | null; timeoutSeconds: number }): string {
+  const callerId = input.callerId && input.target.kind === 'phone' ? ` callerId="${escapeXml(input.callerId)}"` : '';
+  const noun = input.target.kind === 'sip' ? 'Sip' : 'Number';
+  return (
+    `${XML_HEADER}<Response><Dial${callerId} timeout="${Math.round(input.timeoutSeconds)}">` +
+    `<${noun}>${escapeXml(input.target.address)}</${noun}></Dial></Response>`
+  );
+}
+
 /** A polite refusal: a short spoken sentence, then hang up. The reason stays in our logs, not in the caller's ear. */
 export function politeHangupTwiml(message = 'Sorry, this number cannot take your call right now. Goodbye.'): string {
   return `${XML_HEADER}<Response><Say>${escapeXml(message)}</Say><Hangup/></Response>`;

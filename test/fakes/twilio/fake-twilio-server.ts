@@ -34,6 +34,8 @@ export interface FakeCall {
   params: Record<string, string | string[]>;
   dateCreated: string;
   answeredBy?: string;
+  /** The TwiML a live-call update gave it last (a transfer's `<Dial>`). */
+  twiml?: string;
 }
 
 export interface FakeNumber {
@@ -143,6 +145,14 @@ export class FakeTwilioServer extends FakeHttpServer<RecordedTwilioRequest> {
       if (method === 'GET') return reply(200, this.callJson(call));
       if (method === 'POST') {
         const status = one(form.Status);
+        const twiml = one(form.Twiml);
+        if (twiml !== undefined && status === undefined) {
+          // new instructions for a live call (a transfer): Twilio refuses them once the call is not in progress
+          if (call.status !== 'in-progress') return reply(400, twilioError(21220, 'Call is not in-progress. Cannot redirect.', 400));
+          if (!/^\s*(<\?xml[^>]*>\s*)?<Response>/.test(twiml)) return reply(400, twilioError(12100, 'Document parse failure', 400));
+          call.twiml = twiml;
+          return reply(200, this.callJson(call));
+        }
         if (status === 'completed') {
           if (['queued', 'ringing', 'in-progress'].includes(call.status)) call.status = call.status === 'in-progress' ? 'completed' : 'canceled';
         } else if (status === 'canceled') {
