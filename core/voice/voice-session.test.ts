@@ -9,6 +9,7 @@ import { exampleWorkflowDefinition } from '../workflows/example-definition.js';
 import type { WorkflowDefinition } from '../workflows/workflow-definition.js';
 import { WorkflowGraph } from '../workflows/workflow-graph.js';
 import { readWav } from './wav.js';
+import { heardPrefix } from './sentence-chunker.js';
 import { EnergyVoiceActivityDetectorFactory } from './energy-vad.js';
 import { PlayoutPacer } from './playout-pacer.js';
 import { VoiceSession } from './voice-session.js';
@@ -50,14 +51,19 @@ function setup(
     model?: (lm: ScriptedLanguageModel) => ScriptedLanguageModel;
     pacer?: PlayoutPacer;
     timeline?: VirtualTimeline;
-    tts?: ScriptedTextToSpeech;
+    ttsFailOn?: { match: RegExp; error: Error };
   } = {},
 ) {
   const timeline = options.timeline ?? new VirtualTimeline();
   const t0 = timeline.now();
   const lm = (options.model ?? dentalModel)(new ScriptedLanguageModel({ sleep: timeline.sleep }));
   const stt = new ScriptedSpeechToText({ sleep: timeline.sleep, finalDelayMs: STT_MS, interimEveryMs: 0, utterances: options.utterances ?? [] });
-  const tts = options.tts ?? new ScriptedTextToSpeech({ sleep: timeline.sleep, firstAudioDelayMs: TTS_MS, msPerChar: MS_PER_CHAR });
+  const tts = new ScriptedTextToSpeech({
+    sleep: timeline.sleep,
+    firstAudioDelayMs: TTS_MS,
+    msPerChar: MS_PER_CHAR,
+    ...(options.ttsFailOn ? { failOn: options.ttsFailOn } : {}),
+  });
   const channel = new MemoryMediaChannel(timeline);
   const pacer = options.pacer ?? new PlayoutPacer(timeline);
   const graph = WorkflowGraph.fromDefinition(structuredClone(options.definition ?? exampleWorkflowDefinition));
@@ -162,5 +168,298 @@ describe('VoiceSession: turns', () => {
     expect(end.artifacts.metrics).toMatchObject({ turns: 2, interruptions: 0 });
     expect(end.artifacts.metrics.latency_p50_ms).toBeGreaterThan(600);
     expect(s.session.state).toBe('ended');
+  });
+});
+
+/** Greets, lets the caller confirm, and advances until `intoReminderMs` into the reminder's audio. */
+async function untilReminderPlays(s: ReturnType<typeof setup>, intoReminderMs: number): Promise<number> {
+  await s.untilListening();
+  await s.timeline.advance(300);
+  s.channel.speak(800);
+  await s.timeline.until(() => s.of('first_audio').length === 2);
+  const thankYouMs = 'Thank you, Dana.'.length * MS_PER_CHAR;
+  await s.timeline.advance(thankYouMs + TTS_MS + intoReminderMs);
+  return s.timeline.now();
+}
+
+function withQuestion(lm: ScriptedLanguageModel): ScriptedLanguageModel {
+  return dentalModel(lm).on({ system: 'Remind Dana', user: /what day/ }, { firstDelayMs: LLM_MS, text: 'Tuesday at 3pm.' });
+}
+
+describe('VoiceSession: barge-in', () => {
+  it('clears within 100 ms of the minimum speech, keeps only the heard words, and truncates the engine history', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Sorry, what day?'], model: withQuestion });
+    await untilReminderPlays(s, 700);
+    const queuedAt = s.timeline.now();
+    s.channel.speak(700);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    const clearAt = s.channel.clears[0];
+    // The caller's speech starts where its first frame's 20 ms begin.
+    const speechAt = s.channel.inbound.find((f) => f.atMs > queuedAt)!.atMs - 20;
+    expect(clearAt - speechAt).toBeGreaterThanOrEqual(300);
+    expect(clearAt - speechAt).toBeLessThanOrEqual(300 + 100);
+    const [interruption] = s.of('interruption');
+    expect(interruption.reactionMs).toBe(300);
+    // "Thank you, Dana." played whole, then the reminder's first sentence (35 characters, 1400 ms) until the
+    // clear: the words whose audio had ended by then.
+    const sentence = 'Your cleaning is on Tuesday at 3pm.';
+    const reminderStart = s.t0 + s.of('first_audio')[1].at + 'Thank you, Dana.'.length * MS_PER_CHAR;
+    const fraction = (clearAt - reminderStart) / (sentence.length * MS_PER_CHAR);
+    expect(fraction).toBeGreaterThan(0.7);
+    expect(fraction).toBeLessThan(0.8);
+    expect(interruption.heard).toBe(heardPrefix(sentence, fraction));
+    expect(interruption.heard).toBe('Your cleaning is on');
+    expect(s.channel.bufferedMs()).toBe(0);
+    const sentAfterClear = s.channel.sent.filter((f) => f.atMs > clearAt);
+    expect(sentAfterClear.length).toBe(0);
+
+    // The interruption becomes the caller's turn, answered under the same node.
+    await s.untilListening();
+    const state = s.conversation.state;
+    const assistantLines = state.history.filter((m) => m.role === 'assistant').map((m) => m.content);
+    expect(assistantLines).toContain('Your cleaning is on');
+    expect(assistantLines).not.toContain(REMINDER);
+    expect(state.messages.find((m) => m.text === 'Your cleaning is on')).toMatchObject({ interrupted: true });
+    expect(s.lm.streamRequests.at(-1)!.messages.map((m) => m.content)).toContain('Your cleaning is on');
+    const heard = s.of('agent_heard').map((e) => [e.text, e.interrupted]);
+    expect(heard).toEqual([
+      [GREETING, false],
+      ['Thank you, Dana.', false],
+      ['Your cleaning is on', true],
+      ['Tuesday at 3pm.', false],
+    ]);
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', 'Sorry, what day?']);
+  });
+
+  it('speech shorter than the minimum does not interrupt', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'uh-huh'] });
+    await untilReminderPlays(s, 300);
+    s.channel.speak(200);
+    await s.untilListening();
+    expect(s.channel.clears).toEqual([]);
+    expect(s.of('interruption')).toEqual([]);
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING, 'Thank you, Dana.', REMINDER]);
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.']);
+  });
+
+  it('does not interrupt a node with allow_interrupt false', async () => {
+    const definition = structuredClone(exampleWorkflowDefinition);
+    definition.nodes.find((n) => n.id === 'confirm')!.data.allow_interrupt = false;
+    const s = setup({ definition, utterances: ['Yes, this is Dana.', 'Sorry, what day?'] });
+    await untilReminderPlays(s, 300);
+    s.channel.speak(900);
+    await s.untilListening();
+    expect(s.channel.clears).toEqual([]);
+    expect(s.of('agent_heard').map((e) => [e.text, e.interrupted])).toEqual([
+      [GREETING, false],
+      ['Thank you, Dana.', false],
+      [REMINDER, false],
+    ]);
+  });
+
+  it('speech while the reply is being prepared cancels it and restarts with the combined words', async () => {
+    const s = setup({
+      utterances: ['Yes, this is Dana.', 'I have a question.'],
+      model: (lm) =>
+        lm
+          .on({ system: 'make sure you are speaking with', user: /question/ }, { firstDelayMs: LLM_MS, text: 'Of course, go ahead.' })
+          .on({ system: 'make sure you are speaking with', user: /this is Dana/ }, { firstDelayMs: 1500, text: 'Thank you, Dana.', toolCalls: [{ name: 'identity_confirmed' }] }),
+    });
+    await s.untilListening();
+    await s.timeline.advance(300);
+    s.channel.speak(800).pause(600).speak(800);
+    await s.timeline.until(() => s.of('user_turn').length === 2, 10_000);
+    await s.untilListening();
+    expect(s.of('user_turn').map((e) => [e.text, e.merged])).toEqual([
+      ['Yes, this is Dana.', false],
+      ['I have a question.', true],
+    ]);
+    const last = s.lm.streamRequests.at(-1)!;
+    expect(last.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['Yes, this is Dana.', 'I have a question.']);
+    expect(last.messages.some((m) => m.role === 'assistant' && m.content.includes('Thank you'))).toBe(false);
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING, 'Of course, go ahead.']);
+    const session = s.session as unknown as { transcript: { artifact(): { turns: Array<{ role: string; text: string }> } } };
+    expect(session.transcript.artifact().turns.filter((t) => t.role === 'user').map((t) => t.text)).toEqual(['Yes, this is Dana. I have a question.']);
+  });
+
+  it('DTMF reaches the model as user text', async () => {
+    const s = setup({ model: (lm) => lm.on({ user: '[DTMF 5]' }, { text: 'You pressed five.' }) });
+    await s.untilListening();
+    s.channel.dtmf('5');
+    await s.untilListening();
+    expect(s.lm.streamRequests.at(-1)!.lastUser).toBe('[DTMF 5]');
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['[DTMF 5]']);
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING, 'You pressed five.']);
+  });
+});
+
+describe('VoiceSession: endings', () => {
+  it('a silent caller gets a check-in, then a goodbye, then the call ends user_idle', async () => {
+    const s = setup({
+      settings: { userIdleTimeoutMs: 3000 },
+      model: (lm) =>
+        lm
+          .on({ user: 'The user has been quiet' }, { text: 'Are you still there?' })
+          .on({ user: 'The user has still not answered' }, { text: 'Goodbye for now.' }),
+    });
+    await s.untilListening();
+    const greetingHeardAt = s.timeline.now() - s.t0;
+    await s.timeline.until(() => s.ended.length > 0 && s.channel.hangUps.length > 0, 30_000);
+    const heard = s.of('agent_heard');
+    expect(heard.map((e) => e.text)).toEqual([GREETING, 'Are you still there?', 'Goodbye for now.']);
+    const audio = s.of('first_audio').map((e) => e.at);
+    expect(audio[1] - greetingHeardAt).toBeGreaterThanOrEqual(3000);
+    expect(audio[1] - greetingHeardAt).toBeLessThanOrEqual(3000 + TTS_MS + 30);
+    expect(s.ended[0].artifacts.outcome).toEqual({ reason: 'user_idle', disposition: 'user_idle' });
+    expect(s.channel.hangUps).toMatchObject([{ reason: 'user_idle' }]);
+    expect(s.channel.hangUps[0].atMs - s.t0).toBeGreaterThanOrEqual(heard[2].endMs - s.t0);
+  });
+
+  it('caller speech resets the idle count', async () => {
+    const s = setup({
+      settings: { userIdleTimeoutMs: 3000 },
+      utterances: ['Yes, this is Dana.'],
+      model: (lm) => dentalModel(lm).on({ user: 'The user has been quiet' }, { text: 'Are you still there?' }),
+    });
+    await s.untilListening();
+    await s.timeline.advance(3500); // first strike: the check-in
+    await s.untilListening();
+    s.channel.speak(800);
+    await s.untilListening();
+    await s.timeline.advance(3500); // a first strike again, not the goodbye
+    await s.untilListening();
+    expect(s.of('agent_heard').map((e) => e.text).slice(-1)).toEqual(['Are you still there?']);
+    expect(s.ended).toEqual([]);
+  });
+
+  it('the time limit cuts the agent, says goodbye and ends max_duration', async () => {
+    const s = setup({
+      settings: { maxCallDurationMs: 2000 },
+      model: (lm) => lm.on({ user: 'time limit' }, { text: 'We are out of time. Goodbye.' }),
+    });
+    await s.timeline.until(() => s.ended.length > 0 && s.channel.hangUps.length > 0, 30_000);
+    const heard = s.of('agent_heard').map((e) => [e.text, e.interrupted]);
+    expect(heard[0][1]).toBe(true);
+    expect(GREETING.startsWith(String(heard[0][0]))).toBe(true);
+    expect(heard[1]).toEqual(['We are out of time. Goodbye.', false]);
+    expect(s.channel.clears[0] - s.t0).toBe(2000);
+    expect(s.ended[0].artifacts.outcome).toEqual({ reason: 'max_duration', disposition: 'max_duration' });
+    expect(s.ended[0].artifacts.transcript.turns[0]).toMatchObject({ interrupted: true, text: heard[0][0] });
+  });
+
+  it('a caller hang-up mid-answer ends the call with what was heard, persisted', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.'] });
+    await untilReminderPlays(s, 500);
+    s.channel.hangUpFromCaller();
+    await s.timeline.until(() => s.ended.length > 0, 5000);
+    const [end] = s.ended;
+    expect(end.artifacts.outcome).toEqual({ reason: 'hang_up', disposition: 'completed' });
+    expect(s.channel.hangUps).toEqual([]);
+    const last = end.artifacts.transcript.turns.at(-1)!;
+    expect(last).toMatchObject({ role: 'assistant', interrupted: true, node_id: 'confirm' });
+    expect(REMINDER.startsWith(last.text)).toBe(true);
+    expect(last.text.length).toBeLessThan(REMINDER.length);
+    expect(end.record.status).toBe('ended');
+    expect(end.record.end_reason).toBe('hang_up');
+  });
+
+  it('a TTS provider failing for good ends the call failed, persisted before the hang-up', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.'], ttsFailOn: { match: /Your cleaning/, error: new Error('tts down') } });
+    await s.untilListening();
+    await s.timeline.advance(300);
+    s.channel.speak(800);
+    await s.timeline.until(() => s.ended.length > 0, 10_000);
+    const [end] = s.ended;
+    expect(end.artifacts.outcome).toEqual({ reason: 'failed', disposition: 'failed', error: 'tts failed: tts down' });
+    expect(end.record.disposition).toBe('failed');
+    expect(end.hangUpsBefore).toBe(0);
+    expect(s.channel.hangUps).toMatchObject([{ reason: 'failed' }]);
+  });
+
+  it('a model failing twice ends the call failed; once is retried', async () => {
+    const s = setup({
+      utterances: ['Yes, this is Dana.', 'Hello?'],
+      model: (lm) =>
+        lm
+          .on({ user: /this is Dana/ }, { error: new Error('model overloaded') }, 1)
+          .on({ user: /this is Dana/ }, { text: 'Thanks.' }, 1)
+          .on({ user: /Hello/ }, { error: new Error('model overloaded') }),
+    });
+    await s.untilListening();
+    await s.timeline.advance(300);
+    s.channel.speak(800);
+    await s.untilListening();
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING, 'Thanks.']);
+    await s.timeline.advance(300);
+    s.channel.speak(800);
+    await s.timeline.until(() => s.ended.length > 0, 10_000);
+    expect(s.ended[0].artifacts.outcome).toMatchObject({ reason: 'failed', disposition: 'failed', error: 'llm failed: model overloaded' });
+  });
+});
+
+describe('VoiceSession: pacing and recording', () => {
+  it('many calls share one pacer timer and none runs more than 200 ms ahead', async () => {
+    const timeline = new VirtualTimeline();
+    let live = 0;
+    let maxLive = 0;
+    const pacerTimers = {
+      now: () => timeline.now(),
+      setTimeout(fn: () => void, ms: number) {
+        live++;
+        maxLive = Math.max(maxLive, live);
+        let done = false;
+        const h = timeline.setTimeout(() => {
+          done = true;
+          live--;
+          fn();
+        }, ms);
+        return {
+          cancel() {
+            if (!done) live--;
+            done = true;
+            h.cancel();
+          },
+        };
+      },
+    };
+    const pacer = new PlayoutPacer(pacerTimers);
+    const calls = Array.from({ length: 10 }, () => setup({ timeline, pacer }));
+    await timeline.advance(200);
+    expect(pacer.activeCount).toBe(10);
+    await timeline.until(() => calls.every((c) => c.of('agent_heard').length === 1), 10_000);
+    expect(maxLive).toBe(1);
+    for (const c of calls) expect(c.channel.maxBufferedMs).toBeLessThanOrEqual(200);
+    expect(pacer.ticking).toBe(false);
+  });
+
+  it('records caller left and agent right on one clock: audio at the same instant lands on the same sample', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.'] });
+    await s.untilListening();
+    const speechAt = s.timeline.now();
+    s.channel.speak(800);
+    await s.untilListening();
+    s.channel.hangUpFromCaller();
+    await s.timeline.until(() => s.ended.length > 0);
+    const wav = readWav(s.ended[0].artifacts.recording);
+    expect(wav.channels).toBe(2);
+    expect(wav.sampleRate).toBe(8000);
+    const frames = wav.samples.length / 2;
+    const left = (i: number) => wav.samples[2 * i];
+    const right = (i: number) => wav.samples[2 * i + 1];
+    const firstNonZero = (get: (i: number) => number, from = 0) => {
+      for (let i = from; i < frames; i++) if (Math.abs(get(i)) > 100) return i;
+      return -1;
+    };
+    // The greeting's first frame plays at t0 + TTS_MS.
+    // (A tone's first sample is 0: the first loud sample is the next one.)
+    expect(firstNonZero(right) - 1).toBe((TTS_MS * 8000) / 1000);
+    // The caller's speech starts with the first frame after it was queued (each frame covers the 20 ms before it arrived).
+    const callerFrameAt = s.channel.inbound.find((f) => f.atMs > speechAt)!.atMs - 20;
+    expect(firstNonZero(left) - 1).toBe(((callerFrameAt - s.t0) * 8000) / 1000);
+    // The reply's first audio lands where the session sent it.
+    const replyFirstAudio = s.of('first_audio')[1].at;
+    const replyStart = firstNonZero(right, ((speechAt - s.t0) * 8000) / 1000);
+    expect(replyStart - 1).toBe((replyFirstAudio * 8000) / 1000);
+    expect(Math.abs(frames / 8 - (s.timeline.now() - s.t0))).toBeLessThanOrEqual(20);
   });
 });

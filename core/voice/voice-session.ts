@@ -40,6 +40,7 @@ import { Endpointer, type CommittedUtterance } from './endpointing.js';
 import { mulawDecode } from './g711.js';
 import { type HeardSegment, type Playout, type PlayoutPacer, type Segment } from './playout-pacer.js';
 import { SentenceChunker } from './sentence-chunker.js';
+import { SustainedSpeech } from './sustained-speech.js';
 import { TranscriptBuilder } from './transcript-builder.js';
 import { TurnMetricsCollector } from './turn-metrics.js';
 import { VoiceSessionEvents, type TurnLatency, type VoiceState } from './voice-session-events.js';
@@ -142,7 +143,10 @@ export class VoiceSession {
   private idleWaiters: Array<() => void> = [];
   private idleTimer: TimerHandle | null = null;
   private maxTimer: TimerHandle | null = null;
-  private interruptTimer: TimerHandle | null = null;
+  /** Voiced run of the caller's audio (barge-in needs the speech to last, not the VAD's hangover). */
+  private readonly sustained = new SustainedSpeech();
+  /** The caller's speech during the agent's audio may interrupt it (the node allowed it at its onset). */
+  private bargeInArmed = false;
   private graceTimer: TimerHandle | null = null;
 
   constructor(private readonly options: VoiceSessionOptions) {
@@ -251,7 +255,9 @@ export class VoiceSession {
     this.events.emit('caller_audio', { pcm, atMs });
     this.stt?.push(bytes);
     this.vadStreamMs += pcm.length / 8;
+    this.sustained.push(pcm, atMs, pcm.length / 8);
     for (const event of this.vad.push(pcm)) this.onVad(event, atMs);
+    if (this.bargeInArmed) this.checkBargeIn();
   }
 
   private onVad(event: VadEvent, nowMs: number): void {
@@ -262,11 +268,8 @@ export class VoiceSession {
       this.cancelIdle();
       this.speechCounts = false;
       if (this.state_ === 'speaking') {
-        if (this.interruptible()) {
-          const due = atMs + this.settings.interruptionMinSpeechMs - nowMs;
-          this.interruptTimer?.cancel();
-          this.interruptTimer = this.timers.setTimeout(() => this.onInterruptionDue(), Math.max(0, due));
-        }
+        this.bargeInArmed = this.interruptible();
+        if (this.bargeInArmed) this.checkBargeIn();
         return;
       }
       if (this.closing) return;
@@ -275,8 +278,7 @@ export class VoiceSession {
       this.endpointer.speechStarted(atMs);
       return;
     }
-    this.interruptTimer?.cancel();
-    this.interruptTimer = null;
+    this.bargeInArmed = false;
     this.events.emit('speech_stopped', { atMs: nowMs, endOfSpeechMs: atMs });
     this.stt?.finalize();
     if (this.speechCounts) this.endpointer.speechStopped(atMs);
@@ -334,12 +336,16 @@ export class VoiceSession {
     return this.options.graph.node(this.speakingNodeId)?.data.allow_interrupt !== false;
   }
 
-  private onInterruptionDue(): void {
-    this.interruptTimer = null;
+  /**
+   * On each caller frame while armed: once the caller's voiced run (inside VAD speech) lasts
+   * `interruptionMinSpeechMs`, the agent stops. If the agent finished first, the speech is the caller's turn.
+   */
+  private checkBargeIn(): void {
     if (this.finishing || !this.vad.speaking) return;
-    const onset = this.speechOnsetMs;
+    if (this.sustained.durationMs < this.settings.interruptionMinSpeechMs) return;
+    this.bargeInArmed = false;
+    const onset = this.sustained.startMs ?? this.speechOnsetMs;
     if (this.state_ !== 'speaking') {
-      // The agent finished before the speech was long enough: it is simply the caller's turn.
       if (!this.speechCounts && !this.closing) {
         this.speechCounts = true;
         this.endpointer.speechStarted(onset);
@@ -698,7 +704,7 @@ export class VoiceSession {
     if (this.finishing) return this.finishing;
     this.finishing = (async () => {
       this.closing = true;
-      for (const t of [this.idleTimer, this.maxTimer, this.interruptTimer, this.graceTimer]) t?.cancel();
+      for (const t of [this.idleTimer, this.maxTimer, this.graceTimer]) t?.cancel();
       this.endpointer.reset();
       this.turn?.controller.abort();
       this.turn = null;
