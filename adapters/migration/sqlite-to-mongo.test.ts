@@ -54,6 +54,9 @@ async function populate(dir: string): Promise<Fixture> {
     const configId = await createSimulatorConfig(api, auth, { ringMs: 5, talkMs: 10 });
     const aiService = await api.post('/organizations/ai-services', { name: 'Model', config: { provider: 'openai', api_key: 'sk-migrated-secret-4321' } }, auth);
     expect(aiService.status).toBe(200);
+    // a webhook endpoint (nothing listens on port 9: its deliveries stay pending) fed by the campaigns below
+    const hook = await api.post('/organizations/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['campaign.completed', 'call.ended'] }, auth);
+    expect(hook.status).toBe(200);
     const chatAgent = await api.post('/workflow/create/definition', {
       name: 'Chat agent', workflow_definition: exampleWorkflowDefinition, workflow_configurations: { llm: { service_id: aiService.body.id, model: 'gpt-4o-mini' } },
     }, auth);
@@ -164,6 +167,11 @@ describeEachMongoTarget('callplane migrate --from sqlite --to mongodb', (target)
     // an AI service's secret still opens (same key, same record-bound context): the masked tail is the original's
     expect((await api.get(`/organizations/ai-services/${f.aiServiceId}`, auth)).body).toMatchObject({ provider: 'openai', credentials: { api_key: '*******************4321' } });
     expect((await api.get(`/campaign/${f.doneCampaign}`, auth)).body).toMatchObject({ state: 'completed', processed_rows: 3, executed_count: 3 });
+    // the webhook endpoint and its delivery log came along
+    const hooks = (await api.get('/organizations/webhooks', auth)).body.webhooks;
+    expect(hooks).toMatchObject([{ url: 'http://127.0.0.1:9/hook', events: ['campaign.completed', 'call.ended'] }]);
+    // (the interrupted campaign goes on calling on the copy: its calls add deliveries)
+    expect((await api.get(`/organizations/webhooks/${hooks[0].id}/deliveries`, auth)).body.total_count).toBeGreaterThanOrEqual(counts.webhook_deliveries!);
     // a chat reads back whole (its conversation state, revision and times)
     expect((await api.get(`/workflow/${f.chat.workflowId}/chats/${f.chat.id}`, auth)).body).toEqual(f.chat.body);
     // new records continue after the copied ids

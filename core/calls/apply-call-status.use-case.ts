@@ -1,4 +1,5 @@
 import type { Clock } from '../ports/clock.port.js';
+import type { EventPublisher } from '../ports/event-publisher.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { OrganizationSettingsRepository } from '../ports/organization-settings.repository.port.js';
 import type { RunRepository, RunStatusUpdate } from '../ports/run.repository.port.js';
@@ -41,6 +42,10 @@ const outcomeOf = (event: NormalizedCallEvent & { kind: 'status' }): CallOutcome
  * Cost on a final status with a duration: `cost_info.charge_usd` = duration × the organization's per-minute price
  * at that moment (`chargeFor`, issue 6), read from `settings` when given; a failed price read is logged and leaves
  * the charge at 0 rather than losing the status.
+ *
+ * Customer webhooks (docs/webhooks.md): an applied `in_progress` publishes `call.started`, an applied final status
+ * `call.ended` (after the outcome listeners, so the run is as final as it gets). Applied means it moved the run
+ * forward, so a duplicate callback publishes nothing. Publishing stores the deliveries and returns; it never throws.
  */
 export class ApplyCallStatus {
   constructor(
@@ -49,6 +54,7 @@ export class ApplyCallStatus {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly settings?: Pick<OrganizationSettingsRepository, 'get'>,
+    private readonly events?: EventPublisher,
   ) {}
 
   async execute(provider: string, event: NormalizedCallEvent, runId?: number): Promise<ApplyCallStatusResult> {
@@ -106,6 +112,9 @@ export class ApplyCallStatus {
           this.log.error({ run_id: run.id, err: (e as Error)?.message }, 'call outcome listener failed');
         }
       }
+      await this.events?.publish({ type: 'call.ended', organizationId: run.organizationId, run: result.run });
+    } else if (event.status === 'in_progress') {
+      await this.events?.publish({ type: 'call.started', organizationId: run.organizationId, run: result.run });
     }
     return { applied: true, run: result.run, outcome };
   }

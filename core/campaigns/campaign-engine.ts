@@ -1,3 +1,4 @@
+import type { EventPublisher } from '../ports/event-publisher.port.js';
 import { isWorkflowUnavailable, type EnsureWorkflowCanReceiveCalls } from '../workflows/ensure-workflow-can-receive-calls.use-case.js';
 import type { CallOutcomeListener } from '../calls/call-outcome-listener.js';
 import type { ApplyCallStatus } from '../calls/apply-call-status.use-case.js';
@@ -91,6 +92,8 @@ export class CampaignEngine implements CallOutcomeListener {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly options: CampaignEngineOptions,
+    /** Customer webhooks: the engine publishes the state changes it decides (paused, failed, completed). */
+    private readonly events?: EventPublisher,
   ) {}
 
   /** Registers the engine's jobs (before the scheduler starts). Idempotent. */
@@ -180,10 +183,11 @@ export class CampaignEngine implements CallOutcomeListener {
     } catch (e) {
       if (!isWorkflowUnavailable(e)) throw e;
       const now = this.clock.now();
-      await this.campaigns.transition(organizationId, campaignId, {
+      const paused = await this.campaigns.transition(organizationId, campaignId, {
         from: ['running'], to: 'paused', now,
         log: entry(now, 'warning', e.code, `Paused: the workflow ${campaign.workflowId} cannot receive calls (${e.code})`, { workflow_id: campaign.workflowId }),
       });
+      await this.publishState('campaign.paused', paused, e.code);
       return;
     }
     const configuration = campaign.telephonyConfigurationId === null
@@ -191,12 +195,13 @@ export class CampaignEngine implements CallOutcomeListener {
       : await this.telephony.configurations.get(organizationId, campaign.telephonyConfigurationId);
     if (!configuration) {
       const now = this.clock.now();
-      await this.campaigns.transition(organizationId, campaignId, {
+      const failed = await this.campaigns.transition(organizationId, campaignId, {
         from: ['running'], to: 'failed', now,
         log: entry(now, 'error', 'campaign_failed', 'Failed: its telephony configuration no longer exists', {
           reason: 'telephony_configuration_not_found', telephony_configuration_id: campaign.telephonyConfigurationId,
         }),
       });
+      await this.publishState('campaign.failed', failed, 'telephony_configuration_not_found');
       return;
     }
     const callerNumber = await this.telephony.calls.callerNumber(organizationId, configuration.id);
@@ -239,7 +244,14 @@ export class CampaignEngine implements CallOutcomeListener {
         executed_count: done.executedCount, total_queued_count: done.totalQueuedCount,
       }));
       this.log.info({ campaign_id: campaignId, processed_rows: done.processedRows }, 'campaign completed');
+      await this.publishState('campaign.completed', { campaign: done, changed: true });
     }
+  }
+
+  /** Publishes a state change this engine made (only when the transition happened here). Never throws. */
+  private async publishState(type: 'campaign.paused' | 'campaign.failed' | 'campaign.completed', t: { campaign: Campaign | null; changed: boolean }, reason?: string): Promise<void> {
+    if (!this.events || !t.changed || !t.campaign) return;
+    await this.events.publish({ type, organizationId: t.campaign.organizationId, campaign: t.campaign, previousState: 'running', ...(reason ? { reason } : {}) });
   }
 
   private async place(
@@ -324,14 +336,15 @@ export class CampaignEngine implements CallOutcomeListener {
     const window = await this.campaigns.breakerWindow(campaign.organizationId, campaign.id, since);
     if (!breakerTrips(cfg, window)) return false;
     const rate = window.failures / window.calls;
-    const { changed } = await this.campaigns.transition(campaign.organizationId, campaign.id, {
+    const tripped = await this.campaigns.transition(campaign.organizationId, campaign.id, {
       from: ['running'], to: 'paused', now,
       log: entry(now, 'error', 'circuit_breaker_tripped', `Paused: ${window.failures} of the last ${window.calls} calls failed`, {
         failure_rate: Math.round(rate * 10_000) / 10_000, failures: window.failures, calls: window.calls,
         window_seconds: cfg.window_seconds, failure_threshold: cfg.failure_threshold, min_calls_in_window: cfg.min_calls_in_window,
       }),
     });
-    if (changed) this.log.warn({ campaign_id: campaign.id, failures: window.failures, calls: window.calls }, 'campaign circuit breaker tripped');
+    if (tripped.changed) this.log.warn({ campaign_id: campaign.id, failures: window.failures, calls: window.calls }, 'campaign circuit breaker tripped');
+    await this.publishState('campaign.paused', tripped, 'circuit_breaker_tripped');
     return true;
   }
 

@@ -1,3 +1,4 @@
+import type { EventPublisher } from '../ports/event-publisher.port.js';
 import { ConflictError, InputError, NotFoundError, ValidationError } from '../errors.js';
 import type { CampaignRepository, NewContact } from '../ports/campaign.repository.port.js';
 import type { Clock } from '../ports/clock.port.js';
@@ -254,6 +255,8 @@ export class ChangeCampaignState {
     private readonly dispatch: CampaignDispatchTrigger,
     private readonly clock: Clock,
     private readonly agentReadiness?: AgentReadiness,
+    /** Customer webhooks: start and resume publish `campaign.started`, pause `campaign.paused` (reason `paused_by_user`). */
+    private readonly events?: EventPublisher,
   ) {}
 
   async execute(organizationId: number, campaignId: number, action: CampaignAction): Promise<Campaign> {
@@ -278,6 +281,10 @@ export class ChangeCampaignState {
     if (!campaign) throw campaignNotFound();
     if (!changed) throw invalid(campaign.state);
     if (campaign.state === 'running') await this.dispatch.kick(organizationId, campaignId);
+    const type = campaign.state === 'running' ? 'campaign.started' : campaign.state === 'paused' ? 'campaign.paused' : null;
+    if (type) {
+      await this.events?.publish({ type, organizationId, campaign, previousState: current.state, ...(type === 'campaign.paused' ? { reason: 'paused_by_user' } : {}) });
+    }
     return campaign;
   }
 }

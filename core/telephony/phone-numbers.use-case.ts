@@ -1,3 +1,4 @@
+import type { EventPublisher } from '../ports/event-publisher.port.js';
 import { ConflictError, DomainError, NotFoundError, ValidationError } from '../errors.js';
 import type { Clock } from '../ports/clock.port.js';
 import type { Logger } from '../ports/logger.port.js';
@@ -25,6 +26,8 @@ export class PhoneNumberService {
     private readonly instances: ProviderInstances,
     private readonly log: Logger,
     private readonly publicUrl: string,
+    /** Customer webhooks: a failed sync publishes `phone_number.sync_failed`. */
+    private readonly events?: EventPublisher,
   ) {}
 
   async require(organizationId: number, configurationId: number, id: number): Promise<{ configuration: TelephonyConfiguration; number: PhoneNumber }> {
@@ -85,7 +88,13 @@ export class PhoneNumberService {
     } catch (e) {
       result = { ok: false, message: (e as DomainError)?.detail ?? (e as Error)?.message ?? 'provider unavailable' };
     }
-    if (!result.ok) this.log.warn({ phone_number_id: number.id, telephony_configuration_id: configuration.id, message: result.message }, 'inbound webhook sync failed');
+    if (!result.ok) {
+      this.log.warn({ phone_number_id: number.id, telephony_configuration_id: configuration.id, message: result.message }, 'inbound webhook sync failed');
+      await this.events?.publish({
+        type: 'phone_number.sync_failed', organizationId: number.organizationId, operation: bound ? 'bind' : 'detach', message: String(result.message ?? ''),
+        phoneNumber: { id: number.id, address: number.address, telephonyConfigurationId: number.telephonyConfigurationId },
+      });
+    }
     return { ok: Boolean(result.ok), message: String(result.message ?? '') };
   }
 

@@ -1,3 +1,4 @@
+import type { EventPublisher } from '../ports/event-publisher.port.js';
 import { ConflictError, InputError, NotFoundError, ValidationError } from '../errors.js';
 import type { Clock } from '../ports/clock.port.js';
 import type { TokenService } from '../ports/crypto.port.js';
@@ -130,13 +131,20 @@ async function syncBoundNumbers(
   bound: PhoneNumber[],
   inboundUrl: string | null,
   log: Logger,
+  events?: EventPublisher,
 ): Promise<ProviderSync> {
   const failures: string[] = [];
   try {
     const provider = instances.forConfiguration(configuration);
     for (const n of bound) {
       const r = await provider.syncInboundWebhook({ address: n.address, addressNormalized: n.addressNormalized, inboundUrl });
-      if (!r.ok) failures.push(`${n.addressNormalized}: ${r.message}`);
+      if (!r.ok) {
+        failures.push(`${n.addressNormalized}: ${r.message}`);
+        await events?.publish({
+          type: 'phone_number.sync_failed', organizationId: n.organizationId, operation: inboundUrl === null ? 'detach' : 'bind', message: String(r.message ?? ''),
+          phoneNumber: { id: n.id, address: n.address, telephonyConfigurationId: n.telephonyConfigurationId },
+        });
+      }
     }
   } catch (e) {
     failures.push((e as Error)?.message ?? 'provider unavailable');
@@ -161,6 +169,8 @@ export class UpdateTelephonyConfiguration {
     private readonly publicUrl: string,
     private readonly log: Logger,
     private readonly checkCredentials: Pick<CheckCredentials, 'execute'>,
+    /** Customer webhooks: each number whose re-sync fails publishes `phone_number.sync_failed`. */
+    private readonly events?: EventPublisher,
   ) {}
 
   /**
@@ -205,7 +215,7 @@ export class UpdateTelephonyConfiguration {
     if (patch.config === undefined) return view;
     const bound = (await this.numbers.list(organizationId, id)).filter((n) => n.inboundWorkflowId !== null);
     if (bound.length === 0) return view;
-    return { ...view, providerSync: await syncBoundNumbers(this.instances, updated, bound, inboundWebhookUrl(this.publicUrl, updated.provider), this.log) };
+    return { ...view, providerSync: await syncBoundNumbers(this.instances, updated, bound, inboundWebhookUrl(this.publicUrl, updated.provider), this.log, this.events) };
   }
 }
 
@@ -241,6 +251,8 @@ export class DeleteTelephonyConfiguration {
     private readonly usage: TelephonyConfigurationUsage,
     private readonly instances: ProviderInstances,
     private readonly log: Logger,
+    /** Customer webhooks: each number whose detach fails publishes `phone_number.sync_failed`. */
+    private readonly events?: EventPublisher,
   ) {}
 
   /**
@@ -253,7 +265,7 @@ export class DeleteTelephonyConfiguration {
     const inUse = await this.usage.countActiveCampaignsUsingConfiguration(organizationId, id);
     if (inUse > 0) throw new ConflictError('telephony_configuration_in_use', `The configuration is used by ${inUse} draft, running or paused campaign(s)`);
     const bound = (await this.numbers.list(organizationId, id)).filter((n) => n.inboundWorkflowId !== null);
-    const providerSync = bound.length > 0 ? await syncBoundNumbers(this.instances, c, bound, null, this.log) : undefined;
+    const providerSync = bound.length > 0 ? await syncBoundNumbers(this.instances, c, bound, null, this.log, this.events) : undefined;
     if (!(await this.repo.delete(organizationId, id))) throw configurationNotFound();
     await this.instances.release(id);
     return { id, deleted: true, ...(providerSync ? { providerSync } : {}) };

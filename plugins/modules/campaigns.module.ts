@@ -7,6 +7,7 @@ import { AgentReadiness } from '../../core/campaigns/agent-readiness.js';
 import { TelephonyProviderCatalog } from '../../core/ports/telephony-provider-catalog.port.js';
 import { CampaignQueries, ChangeCampaignState, ContactSourceLoader, CreateCampaign, UpdateCampaign } from '../../core/campaigns/campaigns.use-case.js';
 import { CampaignRepository } from '../../core/ports/campaign.repository.port.js';
+import { EventPublisher } from '../../core/ports/event-publisher.port.js';
 import { Clock } from '../../core/ports/clock.port.js';
 import { ContactListParser } from '../../core/ports/contact-list-parser.port.js';
 import { ContactSheetReader } from '../../core/ports/contact-sheet-reader.port.js';
@@ -58,18 +59,18 @@ export function campaignsModule(c: Container, settings: Settings): void {
   c.bind(CampaignEngine).toResolvedValue(
     (campaigns: CampaignRepository, ensure: EnsureWorkflowCanReceiveCalls, runs: RunRepository, configurations: TelephonyConfigurationRepository,
       calls: PlaceOutboundCall, providers: ProviderInstances, statuses: ApplyCallStatus, listeners: CallOutcomeListeners, scheduler: JobScheduler,
-      clock: Clock, log: Logger, lifecycle: Lifecycle) => {
+      clock: Clock, log: Logger, lifecycle: Lifecycle, events: EventPublisher | undefined) => {
       const engine = new CampaignEngine(campaigns, ensure, runs, { configurations, calls, providers, statuses }, scheduler, clock, log.child({ component: 'campaign-engine' }), {
         leaseMs: timing.leaseMs, reconcileAfterMs: timing.reconcileAfterMs, maxCallMs: timing.maxCallMs,
         sweepIntervalMs: timing.sweepIntervalMs, ringTimeoutSeconds: 30, runsDispatch: settings.role !== 'api',
-      });
+      }, events);
       listeners.add(engine);
       engine.defineJobs();
       lifecycle.onStop('campaign-engine', () => engine.stop());
       return engine;
     },
     [CampaignRepository, EnsureWorkflowCanReceiveCalls, RunRepository, TelephonyConfigurationRepository, PlaceOutboundCall, ProviderInstances,
-      ApplyCallStatus, CallOutcomeListeners, JobScheduler, Clock, Logger, LifecycleToken],
+      ApplyCallStatus, CallOutcomeListeners, JobScheduler, Clock, Logger, LifecycleToken, { serviceIdentifier: EventPublisher, optional: true }],
   ).inSingletonScope();
   // the engine exists in every role (its outcome listener, its jobs); workers also sweep and dispatch
   c.get<Lifecycle>(LifecycleToken).onStart('campaign-engine', async () => {
@@ -87,9 +88,11 @@ export function campaignsModule(c: Container, settings: Settings): void {
     [CampaignRepository, WorkflowRepository, TelephonyConfigurationRepository, RunRepository, RunViews],
   ).inSingletonScope();
   c.bind(ChangeCampaignState).toResolvedValue(
-    (r: CampaignRepository, e: EnsureWorkflowCanReceiveCalls, t: TelephonyConfigurationRepository, engine: CampaignEngine, clock: Clock, carriers: TelephonyProviderCatalog) =>
-      new ChangeCampaignState(r, e, t, engine, clock, new AgentReadiness(carriers)),
-    [CampaignRepository, EnsureWorkflowCanReceiveCalls, TelephonyConfigurationRepository, CampaignEngine, Clock, TelephonyProviderCatalog],
+    (r: CampaignRepository, e: EnsureWorkflowCanReceiveCalls, t: TelephonyConfigurationRepository, engine: CampaignEngine, clock: Clock, carriers: TelephonyProviderCatalog,
+      events: EventPublisher | undefined) =>
+      new ChangeCampaignState(r, e, t, engine, clock, new AgentReadiness(carriers), events),
+    [CampaignRepository, EnsureWorkflowCanReceiveCalls, TelephonyConfigurationRepository, CampaignEngine, Clock, TelephonyProviderCatalog,
+      { serviceIdentifier: EventPublisher, optional: true }],
   ).inSingletonScope();
   c.bind(CreateUploadUrl).toResolvedValue(
     (s: ObjectStore, u: UploadRepository, t: TokenService, clock: Clock) => new CreateUploadUrl(s, u, t, clock), [ObjectStore, UploadRepository, TokenService, Clock],

@@ -1,6 +1,7 @@
 import type { Container } from 'inversify';
 import { AnswerOutboundCall } from '../../core/calls/answer-outbound-call.use-case.js';
 import { ApplyCallStatus } from '../../core/calls/apply-call-status.use-case.js';
+import { EventPublisher } from '../../core/ports/event-publisher.port.js';
 import { CallOutcomeListeners } from '../../core/calls/call-outcome-listener.js';
 import { CallUrls } from '../../core/calls/call-urls.js';
 import { PlaceOutboundCall } from '../../core/calls/place-outbound-call.use-case.js';
@@ -70,9 +71,9 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
   }
 
   c.bind(ApplyCallStatus).toResolvedValue(
-    (runs: RunRepository, l: CallOutcomeListeners, clock: Clock, log: Logger, prices: OrganizationSettingsRepository | undefined) =>
-      new ApplyCallStatus(runs, l, clock, log, prices),
-    [RunRepository, CallOutcomeListeners, Clock, Logger, { serviceIdentifier: OrganizationSettingsRepository, optional: true }],
+    (runs: RunRepository, l: CallOutcomeListeners, clock: Clock, log: Logger, prices: OrganizationSettingsRepository | undefined, events: EventPublisher | undefined) =>
+      new ApplyCallStatus(runs, l, clock, log, prices, events),
+    [RunRepository, CallOutcomeListeners, Clock, Logger, { serviceIdentifier: OrganizationSettingsRepository, optional: true }, { serviceIdentifier: EventPublisher, optional: true }],
   ).inSingletonScope();
   c.bind(ReceiveInboundCall).toResolvedValue(
     (cfg: TelephonyConfigurationRepository, n: PhoneNumberRepository, e: EnsureWorkflowCanReceiveCalls, r: RunRepository, norm: PhoneAddressNormalizer, clock: Clock, log: Logger) =>
@@ -117,9 +118,10 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
   ).inSingletonScope();
   c.bind(UpdateTelephonyConfiguration).toResolvedValue(
     (r: TelephonyConfigurationRepository, rd: TelephonyConfigurationReader, v: CredentialVault, i: ProviderInstances, clock: Clock, n: PhoneNumberRepository, s: Settings, log: Logger,
-      check: CheckCredentials) =>
-      new UpdateTelephonyConfiguration(r, rd, registry, v, i, clock, n, s.publicUrl, log, check),
-    [TelephonyConfigurationRepository, TelephonyConfigurationReader, CredentialVault, ProviderInstances, Clock, PhoneNumberRepository, SettingsToken, Logger, CheckCredentials],
+      check: CheckCredentials, events: EventPublisher | undefined) =>
+      new UpdateTelephonyConfiguration(r, rd, registry, v, i, clock, n, s.publicUrl, log, check, events),
+    [TelephonyConfigurationRepository, TelephonyConfigurationReader, CredentialVault, ProviderInstances, Clock, PhoneNumberRepository, SettingsToken, Logger, CheckCredentials,
+      { serviceIdentifier: EventPublisher, optional: true }],
   ).inSingletonScope();
   c.bind(ListTelephonyConfigurations).toResolvedValue(
     (r: TelephonyConfigurationRepository, n: PhoneNumberRepository, rd: TelephonyConfigurationReader) => new ListTelephonyConfigurations(r, n, rd),
@@ -131,15 +133,18 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
     [TelephonyConfigurationRepository, TelephonyConfigurationReader, Clock],
   ).inSingletonScope();
   c.bind(DeleteTelephonyConfiguration).toResolvedValue(
-    (r: TelephonyConfigurationRepository, n: PhoneNumberRepository, rd: TelephonyConfigurationReader, u: TelephonyConfigurationUsage, i: ProviderInstances, log: Logger) =>
-      new DeleteTelephonyConfiguration(r, n, rd, u, i, log),
-    [TelephonyConfigurationRepository, PhoneNumberRepository, TelephonyConfigurationReader, TelephonyConfigurationUsage, ProviderInstances, Logger],
+    (r: TelephonyConfigurationRepository, n: PhoneNumberRepository, rd: TelephonyConfigurationReader, u: TelephonyConfigurationUsage, i: ProviderInstances, log: Logger,
+      events: EventPublisher | undefined) =>
+      new DeleteTelephonyConfiguration(r, n, rd, u, i, log, events),
+    [TelephonyConfigurationRepository, PhoneNumberRepository, TelephonyConfigurationReader, TelephonyConfigurationUsage, ProviderInstances, Logger, { serviceIdentifier: EventPublisher, optional: true }],
   ).inSingletonScope();
 
   c.bind(PhoneNumberService).toResolvedValue(
-    (n: PhoneNumberRepository, rd: TelephonyConfigurationReader, w: WorkflowRepository, e: EnsureWorkflowCanReceiveCalls, norm: PhoneAddressNormalizer, i: ProviderInstances, log: Logger, s: Settings) =>
-      new PhoneNumberService(n, rd, w, e, norm, i, log, s.publicUrl),
-    [PhoneNumberRepository, TelephonyConfigurationReader, WorkflowRepository, EnsureWorkflowCanReceiveCalls, PhoneAddressNormalizer, ProviderInstances, Logger, SettingsToken],
+    (n: PhoneNumberRepository, rd: TelephonyConfigurationReader, w: WorkflowRepository, e: EnsureWorkflowCanReceiveCalls, norm: PhoneAddressNormalizer, i: ProviderInstances, log: Logger, s: Settings,
+      events: EventPublisher | undefined) =>
+      new PhoneNumberService(n, rd, w, e, norm, i, log, s.publicUrl, events),
+    [PhoneNumberRepository, TelephonyConfigurationReader, WorkflowRepository, EnsureWorkflowCanReceiveCalls, PhoneAddressNormalizer, ProviderInstances, Logger, SettingsToken,
+      { serviceIdentifier: EventPublisher, optional: true }],
   ).inSingletonScope();
   c.bind(CreatePhoneNumber).toResolvedValue((s: PhoneNumberService, clock: Clock) => new CreatePhoneNumber(s, clock), [PhoneNumberService, Clock]).inSingletonScope();
   c.bind(UpdatePhoneNumber).toResolvedValue((s: PhoneNumberService, clock: Clock) => new UpdatePhoneNumber(s, clock), [PhoneNumberService, Clock]).inSingletonScope();
