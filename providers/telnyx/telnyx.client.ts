@@ -70,14 +70,18 @@ export interface TelnyxApplication {
 const TWO_WAY_STREAM = { stream_track: 'both_tracks', stream_bidirectional_mode: 'rtp', stream_bidirectional_codec: 'PCMU' } as const;
 
 const TELNYX_API_ORIGIN = 'https://api.telnyx.com';
+/** Client errors a transfer command answers with: the carrier's refusal, returned as a value. */
+const TRANSFER_REFUSALS = [400, 403, 404, 409, 410, 422] as const;
 const NOT_FOUND = Symbol('telnyx-not-found');
 
 export class TelnyxClient {
   private readonly http: ProviderHttp;
+  private readonly errorText: (body: unknown) => string;
 
   constructor(opts: TelnyxClientOptions) {
     if (!opts.apiKey) throw new ProviderApiError('telnyx', 'A Telnyx API key is required');
     const { apiKey, baseUrl, ...transport } = opts;
+    this.errorText = (body) => errorText(body, apiKey);
     this.http = providerHttp({
       ...transport,
       provider: 'telnyx',
@@ -121,6 +125,32 @@ export class TelnyxClient {
   async hangup(callControlId: string): Promise<'ok' | 'not_found'> {
     const data = await this.request('hang up call', 'POST', `/v2/calls/${encodeURIComponent(callControlId)}/actions/hangup`, { json: {}, notFoundStatuses: [404, 422] });
     return data === NOT_FOUND ? 'not_found' : 'ok';
+  }
+
+  /**
+   * Transfers a live call (POST /v2/calls/{id}/actions/transfer `{to, from?, timeout_secs?, command_id?}`): Telnyx
+   * dials `to` (E.164 or a SIP URI) and bridges it; if that leg fails, the original call stays up and a `call.hangup`
+   * of the B leg reports why. Telnyx's 4xx refusal comes back as a value with its status and words (422 90018 when the
+   * call already ended, 404 when unknown); a network failure or a 5xx after retries throws `ProviderApiError`.
+   * `commandId` makes a repeat of the same command a no-op at Telnyx.
+   */
+  async transfer(callControlId: string, req: { to: string; from?: string; timeoutSecs?: number; commandId?: string }): Promise<{ ok: true } | { ok: false; status: number; code: string | null; detail: string }> {
+    const body: Record<string, unknown> = { to: req.to };
+    if (req.from) body.from = req.from;
+    if (req.timeoutSecs !== undefined) body.timeout_secs = Math.round(req.timeoutSecs);
+    if (req.commandId) body.command_id = req.commandId;
+    const res = await this.http.request('POST', `/v2/calls/${encodeURIComponent(callControlId)}/actions/transfer`, {
+      what: 'transfer call', json: body, notFoundStatuses: TRANSFER_REFUSALS,
+    });
+    if (!res.notFound) return { ok: true };
+    let parsed: unknown = null;
+    try {
+      parsed = res.text ? JSON.parse(res.text) : null;
+    } catch {
+      parsed = null;
+    }
+    const code = (parsed as { errors?: Array<{ code?: unknown }> } | null)?.errors?.[0]?.code;
+    return { ok: false, status: res.status, code: typeof code === 'string' || typeof code === 'number' ? String(code) : null, detail: `HTTP ${res.status}${this.errorText(parsed)}` };
   }
 
   /** A call's live state (GET /v2/calls/{id}); null when Telnyx does not know it. */

@@ -10,6 +10,8 @@ export const telnyxManifest: ProviderManifest = {
   displayName: 'Telnyx',
   docsUrl: 'https://developers.telnyx.com/docs/voice/programmable-voice/get-started',
   mediaTransport: 'websocket',
+  /** It can hand a live call over (docs/voice.md "Transfers"). */
+  capabilities: { transfer: true },
   media: telnyxMedia,
   fields: [
     {

@@ -29,13 +29,15 @@ import type {
   WebhookRequest,
 } from '../../core/ports/telephony-provider.port.js';
 import type { ProviderManifest } from '../../core/telephony/provider-manifest.js';
+import type { TransferTarget } from '../../core/calls/transfer-target.js';
+import type { TransferOptions, TransferResult } from '../../core/ports/telephony-provider.port.js';
 import type { TelnyxClient } from './telnyx.client.js';
 import { telnyxPublicKey, verifyTelnyxSignature } from './telnyx-signature.js';
 import { telnyxManifest } from './telnyx.manifest.js';
 import { mapTelnyxAmd, mapTelnyxHangup, TELNYX_PROGRESS_EVENTS } from './telnyx.status-map.js';
 
 /** The part of `TelnyxClient` the provider uses. */
-export type TelnyxApi = Pick<TelnyxClient, 'dial' | 'answer' | 'hangup' | 'getCall' | 'findPhoneNumber' | 'setPhoneNumberConnection' | 'getApplication' | 'setApplicationWebhook'>;
+export type TelnyxApi = Pick<TelnyxClient, 'dial' | 'answer' | 'hangup' | 'getCall' | 'findPhoneNumber' | 'setPhoneNumberConnection' | 'getApplication' | 'setApplicationWebhook' | 'transfer'>;
 
 export interface TelnyxProviderOptions {
   connectionId: string;
@@ -83,6 +85,28 @@ export class TelnyxProvider implements TelephonyProvider {
 
   async hangup(providerCallId: string): Promise<void> {
     await this.api.hangup(providerCallId);
+  }
+
+  /**
+   * Cold transfer (docs/voice.md "Transfers"): Telnyx's transfer command (`to` E.164 or SIP URI, `from` our number,
+   * `command_id` per run so a repeat is a no-op). Accepted means Telnyx is dialing the target; a refusal is a result:
+   * 90018 or 404 `call_not_active`, 10032 (a `to` Telnyx will not dial) `target_rejected`, else `carrier_refused`.
+   */
+  async transfer(providerCallId: string, target: TransferTarget, options: TransferOptions): Promise<TransferResult> {
+    try {
+      const result = await this.api.transfer(providerCallId, {
+        to: target.address,
+        ...(options.callerId ? { from: options.callerId } : {}),
+        timeoutSecs: clampRingSeconds(options.ringTimeoutSeconds, MIN_RING_SECONDS, MAX_RING_SECONDS),
+        commandId: `transfer-run-${options.runId}`,
+      });
+      if (result.ok) return { ok: true, detail: 'Telnyx accepted the transfer' };
+      const gone = result.code === '90018' || result.status === 404;
+      const reason = gone ? 'call_not_active' : result.code === '10032' ? 'target_rejected' : 'carrier_refused';
+      return { ok: false, reason, detail: `Telnyx ${result.detail}` };
+    } catch (err) {
+      return { ok: false, reason: 'unreachable', detail: err instanceof ProviderApiError ? err.detail : 'Telnyx could not be reached' };
+    }
   }
 
   /**

@@ -33,6 +33,8 @@ export interface FakeTelnyxCall {
   isAlive: boolean;
   answered: boolean;
   answerRequest?: Record<string, unknown>;
+  /** The body of the last accepted transfer command. */
+  transferRequest?: Record<string, unknown>;
 }
 
 export class FakeTelnyxServer extends FakeHttpServer<RecordedTelnyxRequest> {
@@ -127,12 +129,21 @@ export class FakeTelnyxServer extends FakeHttpServer<RecordedTelnyxRequest> {
       this.calls.set(call.callControlId, call);
       return reply(200, { data: this.callResource(call) });
     }
-    const action = /^\/v2\/calls\/([^/]+)\/actions\/(answer|hangup)$/.exec(p);
+    const action = /^\/v2\/calls\/([^/]+)\/actions\/(answer|hangup|transfer)$/.exec(p);
     if (m === 'POST' && action) {
       const call = this.calls.get(decodeURIComponent(action[1]!));
       if (!call) return reply(404, telnyxError('10005', 'Resource not found', 'Call not found'));
       if (!call.isAlive) return reply(422, telnyxError('90018', 'Call has already ended', 'This call is no longer active and can\'t receive commands.'));
-      if (action[2] === 'answer') {
+      if (action[2] === 'transfer') {
+        // Telnyx checks `to` (E.164 or a SIP URI) before accepting; the B leg's fate arrives later as webhooks
+        if (typeof body.to !== 'string' || !/^(\+[1-9]\d{1,14}|sips?:\S+)$/.test(body.to)) {
+          return reply(422, telnyxError('10032', 'Invalid parameter', "The 'to' parameter must be a DID in +E.164 format or a SIP URI"));
+        }
+        if (!call.answered && call.request.direction === 'incoming') {
+          return reply(422, telnyxError('90015', 'Call not answered yet', 'This call must be answered before it can be transferred.'));
+        }
+        call.transferRequest = body;
+      } else if (action[2] === 'answer') {
         call.answered = true;
         call.answerRequest = body;
       } else {
