@@ -100,6 +100,7 @@ describe('media endpoint: the two-way channel per carrier framing (loopback WebS
   const attached = new Map<number, Record<string, unknown>>();
   const channels = new Map<number, WebSocketMediaChannel>();
   const carrierHangUps: Array<[number, string | undefined, string]> = [];
+  const unsubscribed: number[] = [];
   let nextRun = 100;
 
   beforeAll(async () => {
@@ -130,6 +131,11 @@ describe('media endpoint: the two-way channel per carrier framing (loopback WebS
       },
     });
     endpoint.onChannel((run, channel) => channels.set(run.id, channel));
+    // a broken subscriber is logged and the stream goes on; an unsubscribed one hears nothing
+    endpoint.onChannel(() => {
+      throw new Error('a broken voice module');
+    });
+    endpoint.onChannel((run) => void unsubscribed.push(run.id))();
     server = createServer();
     endpoint.attach(server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -166,6 +172,7 @@ describe('media endpoint: the two-way channel per carrier framing (loopback WebS
       });
       ws.send(carrier.start);
       const channel = await until(() => channels.get(runId), 'the channel');
+      expect(unsubscribed).toEqual([]);
       const heard: Uint8Array[] = [];
       channel.onAudio((a) => heard.push(a));
       const marks: Array<[string, boolean]> = [];
