@@ -75,6 +75,14 @@ describe('SpeechServices (plugins): an organization\'s stt/tts services as clien
   });
 });
 
+describe('defineAiProviderPlugin speech hooks', () => {
+  it('refuses a speech hook that is not a function', () => {
+    const manifest = { id: 'badhook', displayName: 'Bad', docsUrl: 'https://example.com', mediaTransport: 'none' as const, kinds: ['stt' as const, 'tts' as const], fields: [] };
+    expect(() => defineAiProviderPlugin({ manifest, createSpeechToText: 'nope' as never, createTextToSpeech: 1 as never }))
+      .toThrow(/createSpeechToText must be a function when given; createTextToSpeech must be a function when given/);
+  });
+});
+
 describe('speechProviderDeps', () => {
   it('checkConnect refuses private addresses unless allowed and cloud metadata always; it pins the checked address', async () => {
     await expect(speechProviderDeps(false).checkConnect('ws://127.0.0.1:9/v1/listen')).rejects.toMatchObject({ code: 'refused_address', field: 'base_url' });

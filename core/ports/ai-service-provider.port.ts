@@ -34,7 +34,7 @@ export interface SpeechProviderDeps extends AiProviderDeps {
 /**
  * A model-provider plugin (API.md 10): the same framework as carriers (`defineAiProviderPlugin` in
  * `callplane/plugins/sdk`), its manifest declaring kinds among `llm`, `stt`, `tts`. A hook per kind builds a
- * client from a service's decrypted config; this issue ships the `llm` hook (stt/tts come with the voice pipeline).
+ * client from a service's decrypted config: `createLanguageModel` (llm), `createSpeechToText` (stt), `createTextToSpeech` (tts).
  */
 export interface AiProviderPlugin {
   manifest: ProviderManifest;
