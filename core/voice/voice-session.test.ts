@@ -8,6 +8,7 @@ import type { ConversationRecord } from '../ports/conversation-record.port.js';
 import { exampleWorkflowDefinition } from '../workflows/example-definition.js';
 import type { WorkflowDefinition } from '../workflows/workflow-definition.js';
 import { WorkflowGraph } from '../workflows/workflow-graph.js';
+import { L16_16K, L16_24K, MULAW_8K, type AudioFormat } from './audio-format.js';
 import { readWav } from './wav.js';
 import { heardPrefix } from './sentence-chunker.js';
 import { EnergyVoiceActivityDetectorFactory } from './energy-vad.js';
@@ -52,6 +53,8 @@ function setup(
     pacer?: PlayoutPacer;
     timeline?: VirtualTimeline;
     ttsFailOn?: { match: RegExp; error: Error };
+    ttsFormat?: AudioFormat;
+    outFormat?: AudioFormat;
   } = {},
 ) {
   const timeline = options.timeline ?? new VirtualTimeline();
@@ -63,8 +66,9 @@ function setup(
     firstAudioDelayMs: TTS_MS,
     msPerChar: MS_PER_CHAR,
     ...(options.ttsFailOn ? { failOn: options.ttsFailOn } : {}),
+    ...(options.ttsFormat ? { format: options.ttsFormat } : {}),
   });
-  const channel = new MemoryMediaChannel(timeline);
+  const channel = new MemoryMediaChannel(timeline, options.outFormat ? { outFormat: options.outFormat } : {});
   const pacer = options.pacer ?? new PlayoutPacer(timeline);
   const graph = WorkflowGraph.fromDefinition(structuredClone(options.definition ?? exampleWorkflowDefinition));
   const conversation = Conversation.start({ graph, model: { lm, model: 'test-model' }, clock: timeline.clock, initialContext: CONTEXT });
@@ -398,6 +402,23 @@ describe('VoiceSession: endings', () => {
 });
 
 describe('VoiceSession: pacing and recording', () => {
+  it('converts TTS audio (24 kHz PCM) to the channel format: μ-law 8 kHz frames, or L16 16 kHz for Vonage', async () => {
+    const mulaw = setup({ ttsFormat: L16_24K });
+    await mulaw.untilListening();
+    // Two pieces (the space between them is not spoken), each ending on a padded frame.
+    const greetingMs = mulaw.tts.requests.reduce((ms, r) => ms + r.text.length * MS_PER_CHAR, 0);
+    expect(mulaw.tts.requests[0].preferredFormat).toEqual(MULAW_8K);
+    expect(mulaw.channel.sent.every((f) => f.audio.length === 160)).toBe(true);
+    expect(mulaw.channel.sent.length * 20 - greetingMs).toBeGreaterThanOrEqual(0);
+    expect(mulaw.channel.sent.length * 20 - greetingMs).toBeLessThanOrEqual(40);
+
+    const l16 = setup({ ttsFormat: L16_24K, outFormat: L16_16K });
+    await l16.untilListening();
+    const bytes = l16.channel.sent.reduce((n, f) => n + f.audio.length, 0);
+    expect(Math.abs(bytes / 32 - greetingMs)).toBeLessThanOrEqual(40); // 32 bytes per ms of L16 16 kHz
+    expect(l16.of('agent_heard').map((e) => e.text)).toEqual([GREETING]);
+  });
+
   it('many calls share one pacer timer and none runs more than 200 ms ahead', async () => {
     const timeline = new VirtualTimeline();
     let live = 0;
