@@ -10,6 +10,9 @@ export interface CallUrlSet {
   mediaUrl: string;
 }
 
+/** The query parameter of a transfer answer URL naming the target (`CallUrls.transferAnswer`). */
+export const TRANSFER_TO_QUERY = 'transfer_to';
+
 const telephonyBase = (publicUrl: string): string => `${publicUrl.replace(/\/+$/, '')}/api/v1/telephony`;
 
 /** `POST /api/v1/telephony/<provider>/inbound`: where a provider sends the calls of the numbers bound to agents. */
@@ -42,6 +45,15 @@ export class CallUrls {
 
   answer(provider: string, runId: number): string {
     return `${this.base}/${provider}/answer/${runId}`;
+  }
+
+  /**
+   * The answer URL of a hand-over (docs/voice.md "Transfers"): the run's answer URL with `?transfer_to=<target>`,
+   * for carriers that move a live call to instructions fetched from a URL (Plivo); the provider's signature covers
+   * the query, and the provider's `answerOutbound` answers it with the dial markup for that target.
+   */
+  transferAnswer(provider: string, runId: number, target: string): string {
+    return `${this.answer(provider, runId)}?${TRANSFER_TO_QUERY}=${encodeURIComponent(target)}`;
   }
 
   /** The run's media WebSocket URL (`ws`/`wss` as the public URL is `http`/`https`) with a fresh token. */

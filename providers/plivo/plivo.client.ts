@@ -74,10 +74,12 @@ export const plivoNumber = (e164: string): string => e164.replace(/[^0-9]/g, '')
 
 export class PlivoClient {
   private readonly http: ProviderHttp;
+  private readonly errorText: (body: unknown) => string;
 
   constructor(opts: PlivoClientOptions) {
     if (!opts.authId || !opts.authToken) throw new ProviderApiError('plivo', 'A Plivo Auth ID and Auth Token are required');
     const { authId, authToken, baseUrl, ...transport } = opts;
+    this.errorText = (body) => errorText(body, authToken);
     const authorization = `Basic ${Buffer.from(`${authId}:${authToken}`, 'utf8').toString('base64')}`;
     this.http = providerHttp({
       ...transport,
@@ -127,6 +129,25 @@ export class PlivoClient {
   async hangupCall(callUuid: string): Promise<'ok' | 'not_found'> {
     const data = await this.request('hang up call', 'DELETE', `/Call/${encodeURIComponent(callUuid)}/`, { notFoundStatuses: [404] });
     return data === NOT_FOUND ? 'not_found' : 'ok';
+  }
+
+  /**
+   * Transfers a live call's A leg to new instructions (POST /Call/{uuid}/ `{legs: "aleg", aleg_url, aleg_method}`):
+   * Plivo fetches XML from `alegUrl` and runs it. Plivo's 4xx refusal comes back as a value with its status and
+   * words (404 when the call is not live); a network failure or a 5xx after retries throws `ProviderApiError`.
+   */
+  async transferCall(callUuid: string, alegUrl: string): Promise<{ ok: true } | { ok: false; status: number; detail: string }> {
+    const res = await this.http.request('POST', `/Call/${encodeURIComponent(callUuid)}/`, {
+      what: 'transfer call', json: { legs: 'aleg', aleg_url: alegUrl, aleg_method: 'POST' }, notFoundStatuses: [400, 403, 404, 409, 422],
+    });
+    if (!res.notFound) return { ok: true };
+    let parsed: unknown = null;
+    try {
+      parsed = res.text ? JSON.parse(res.text) : null;
+    } catch {
+      parsed = null;
+    }
+    return { ok: false, status: res.status, detail: `HTTP ${res.status}${this.errorText(parsed)}` };
   }
 
   /** Cancels a call that is not answered yet by its request id (DELETE /Request/{uuid}/); `'not_found'` when it is gone. */

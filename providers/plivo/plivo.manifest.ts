@@ -10,6 +10,8 @@ export const plivoManifest: ProviderManifest = {
   displayName: 'Plivo',
   docsUrl: 'https://www.plivo.com/docs/voice/',
   mediaTransport: 'websocket',
+  /** It can hand a live call over (docs/voice.md "Transfers"). */
+  capabilities: { transfer: true },
   media: plivoMedia,
   fields: [
     {

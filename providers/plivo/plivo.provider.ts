@@ -28,12 +28,18 @@ import type { PlivoClient } from './plivo.client.js';
 import { verifyPlivoV3Signature, type PlivoParams } from './plivo-signature.js';
 import { plivoManifest } from './plivo.manifest.js';
 import { isPlivoMachine, mapPlivoCallStatus, outcomeOfHangupCause } from './plivo.status-map.js';
-import { hangupXml, PLIVO_XML_CONTENT_TYPE, politeHangupXml, streamXml } from './plivo.xml.js';
+import { dialXml, hangupXml, PLIVO_XML_CONTENT_TYPE, politeHangupXml, streamXml } from './plivo.xml.js';
+import { TRANSFER_TO_QUERY } from '../../core/calls/call-urls.js';
+import { parseTransferTarget, type TransferTarget } from '../../core/calls/transfer-target.js';
+import type { TransferOptions, TransferResult } from '../../core/ports/telephony-provider.port.js';
+
+/** How long a transfer target rings when the answer URL is fetched (Plivo's `<Dial timeout>`). */
+const TRANSFER_RING_SECONDS = 30;
 
 /** The part of `PlivoClient` the provider uses (a fake implements it in unit tests). */
 export type PlivoApi = Pick<
   PlivoClient,
-  'createCall' | 'hangupCall' | 'cancelRequest' | 'getCall' | 'getLiveCall' | 'getNumber' | 'linkNumber' | 'getApplication' | 'setApplicationAnswerUrl' | 'getAccount'
+  'createCall' | 'hangupCall' | 'cancelRequest' | 'getCall' | 'getLiveCall' | 'getNumber' | 'linkNumber' | 'getApplication' | 'setApplicationAnswerUrl' | 'getAccount' | 'transferCall'
 >;
 
 export interface PlivoProviderOptions {
@@ -254,7 +260,35 @@ export class PlivoProvider implements TelephonyProvider {
     const requestUuid = lastParam(body.RequestUUID) ?? lastParam(body.ALegRequestUUID);
     if (callUuid && requestUuid) this.remember(requestUuid, callUuid);
     if (isPlivoMachine(lastParam(body.Machine))) return { contentType: PLIVO_XML_CONTENT_TYPE, body: hangupXml() };
+    const transferTo = request?.query?.[TRANSFER_TO_QUERY];
+    if (transferTo !== undefined) {
+      // a transfer's aleg_url (CallUrls.transferAnswer): dial the target; the signature covered the query
+      const target = parseTransferTarget(transferTo);
+      // the target sees our number: the one the caller dialed (inbound), or the one we called from (outbound)
+      const from = (lastParam(body.Direction) === 'outbound' ? lastParam(body.From) : lastParam(body.To)) ?? null;
+      return {
+        contentType: PLIVO_XML_CONTENT_TYPE,
+        body: target ? dialXml({ target, callerId: from, timeoutSeconds: TRANSFER_RING_SECONDS }) : hangupXml(),
+      };
+    }
     return { contentType: PLIVO_XML_CONTENT_TYPE, body: streamXml({ mediaUrl: input.mediaUrl }) };
+  }
+
+  /**
+   * Cold transfer (docs/voice.md "Transfers"): Plivo's transfer of the A leg to `options.answerUrl` (our answer
+   * route with `?transfer_to=`), which `answerOutbound` answers with `<Dial>` to the target. The id may be the
+   * request id `placeCall` returned: the CallUUID learned from callbacks is used. Refusals are results: 404
+   * `call_not_active`, other 4xx `carrier_refused`, unreachable after retries `unreachable`.
+   */
+  async transfer(providerCallId: string, _target: TransferTarget, options: TransferOptions): Promise<TransferResult> {
+    const callUuid = this.callOfRequest.get(providerCallId) ?? providerCallId;
+    try {
+      const result = await this.api.transferCall(callUuid, options.answerUrl);
+      if (result.ok) return { ok: true, detail: 'Plivo transferred the call to the dial instructions' };
+      return { ok: false, reason: result.status === 404 ? 'call_not_active' : 'carrier_refused', detail: `Plivo ${result.detail}` };
+    } catch (err) {
+      return { ok: false, reason: 'unreachable', detail: err instanceof ProviderApiError ? err.detail : 'Plivo could not be reached' };
+    }
   }
 
   inboundReject(_reason: string): ProviderMarkup {

@@ -30,6 +30,17 @@ export function streamXml(input: { mediaUrl: string; statusCallbackUrl?: string 
   );
 }
 
+/**
+ * A cold transfer's instructions (served from the transfer answer URL): dial `target` and bridge the caller to
+ * it; a phone number as Plivo writes them (digits with the country code) in `<Number>`, a SIP URI in `<User>`.
+ */
+export function dialXml(input: { target: { kind: 'phone' | 'sip'; address: string }; callerId: string | null; timeoutSeconds: number }): string {
+  const callerId = input.callerId ? ` callerId="${escapeXml(input.callerId.replace(/[^0-9]/g, ''))}"` : '';
+  const endpoint =
+    input.target.kind === 'sip' ? `<User>${escapeXml(input.target.address)}</User>` : `<Number>${escapeXml(input.target.address.replace(/[^0-9]/g, ''))}</Number>`;
+  return `${XML_HEADER}<Response><Dial${callerId} timeout="${Math.round(input.timeoutSeconds)}">${endpoint}</Dial></Response>`;
+}
+
 /** A polite refusal: a short spoken sentence, then hang up. The reason stays in our logs, not in the caller's ear. */
 export function politeHangupXml(message = 'Sorry, this number cannot take your call right now. Goodbye.'): string {
   return `${XML_HEADER}<Response><Speak>${escapeXml(message)}</Speak><Hangup/></Response>`;

@@ -35,6 +35,8 @@ export interface FakePlivoCall {
   answerTime: string | null;
   hangupCause: string | null;
   durationSeconds: number;
+  /** The body of the last accepted transfer (`legs`, `aleg_url`, `aleg_method`). */
+  transfer?: Record<string, unknown>;
 }
 
 export class FakePlivoServer extends FakeHttpServer<RecordedPlivoRequest> {
@@ -143,6 +145,17 @@ export class FakePlivoServer extends FakeHttpServer<RecordedPlivoRequest> {
     if (callPath) {
       const id = decodeURIComponent(callPath[1]!);
       const call = [...this.calls.values()].find((c) => c.callUuid === id);
+      if (m === 'POST') {
+        // Transfer a call: Plivo fetches the new XML from aleg_url (and/or bleg_url) for a live call
+        if (!call || call.state !== 'in-progress') return error(404, 'call not found');
+        const legs = body.legs ?? 'aleg';
+        if (legs !== 'aleg' && legs !== 'bleg' && legs !== 'both') return error(400, { legs: ['legs must be aleg, bleg or both'] });
+        if ((legs === 'aleg' || legs === 'both') && (typeof body.aleg_url !== 'string' || !/^https?:\/\//.test(body.aleg_url))) {
+          return error(400, 'aleg_url is required and must be a valid URL when legs is aleg or both');
+        }
+        call.transfer = body;
+        return reply(202, { api_id: randomUUID(), message: 'call transferred' });
+      }
       if (m === 'DELETE') {
         if (!call || call.state !== 'in-progress') return error(404, 'call not found');
         call.state = 'ended';
