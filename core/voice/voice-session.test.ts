@@ -380,6 +380,15 @@ describe('VoiceSession: endings', () => {
     expect(s.channel.hangUps).toMatchObject([{ reason: 'failed' }]);
   });
 
+  it('an STT stream that cannot open, or ends on its own, ends the call failed', async () => {
+    const s = setup();
+    await s.untilListening();
+    await s.stt.current!.close();
+    await s.timeline.until(() => s.ended.length > 0, 1000);
+    expect(s.ended[0].artifacts.outcome).toEqual({ reason: 'failed', disposition: 'failed', error: 'stt failed: the recognition stream ended' });
+    expect(s.channel.hangUps).toMatchObject([{ reason: 'failed' }]);
+  });
+
   it('a model failing twice ends the call failed; once is retried', async () => {
     const s = setup({
       utterances: ['Yes, this is Dana.', 'Hello?'],

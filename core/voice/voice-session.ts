@@ -243,7 +243,10 @@ export class VoiceSession {
       }
     } catch (error) {
       if (!this.finishing && !isAbortError(error)) await this.fail('stt', error);
+      return;
     }
+    // The stream ends only when we close it: ending on its own, the call can no longer hear the caller.
+    if (!this.finishing) await this.fail('stt', new Error('the recognition stream ended'));
   }
 
   private onCallerAudio(audio: Uint8Array): void {
