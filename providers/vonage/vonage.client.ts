@@ -157,16 +157,42 @@ export class VonageClient {
 
   // ---------------------------------------------------------------------------------------------------------
 
+  /**
+   * Transfers a live call leg to an inline NCCO (PUT /v1/calls/{uuid} `{action: "transfer", destination: {type:
+   * "ncco", ncco}}`). Vonage's 4xx refusal comes back as a value with its status and words (404 for an unknown
+   * call, 400 for one no longer in progress or an NCCO it will not run); a network failure or a 5xx after retries
+   * throws `ProviderApiError`.
+   */
+  async transferCall(uuid: string, ncco: Array<Record<string, unknown>>): Promise<{ ok: true } | { ok: false; status: number; detail: string }> {
+    const refusals = [400, 403, 404, 409, 410, 422];
+    const res = await this.voiceResponse('transfer call', 'PUT', `/v1/calls/${encodeURIComponent(uuid)}`, {
+      json: { action: 'transfer', destination: { type: 'ncco', ncco } }, notFoundStatuses: refusals,
+    });
+    if (!res.notFound) return { ok: true };
+    let parsed: unknown = null;
+    try {
+      parsed = res.text ? JSON.parse(res.text) : null;
+    } catch {
+      parsed = null;
+    }
+    return { ok: false, status: res.status, detail: `HTTP ${res.status}${this.errorText(parsed)}` };
+  }
+
   /** A Voice API request with a fresh application JWT: the answer's body, or NOT_FOUND for a status in `notFoundStatuses`. */
   private async voice(what: string, method: string, path: string, req: Omit<ProviderHttpRequest, 'what' | 'headers'> = {}): Promise<unknown> {
+    const res = await this.voiceResponse(what, method, path, req);
+    return res.notFound ? NOT_FOUND : res.body;
+  }
+
+  /** A Voice API request with a fresh application JWT, answered as it came. */
+  private async voiceResponse(what: string, method: string, path: string, req: Omit<ProviderHttpRequest, 'what' | 'headers'> = {}) {
     let jwt: string;
     try {
       jwt = vonageApplicationJwt({ applicationId: this.opts.applicationId, privateKeyPem: this.opts.privateKey, nowSeconds: this.opts.nowSeconds?.() ?? Math.floor(Date.now() / 1000) });
     } catch {
       throw new ProviderApiError('vonage', 'The Vonage private key is not a readable PEM private key');
     }
-    const res = await this.api.request(method, path, { ...req, what, headers: { authorization: `Bearer ${jwt}` } });
-    return res.notFound ? NOT_FOUND : res.body;
+    return this.api.request(method, path, { ...req, what, headers: { authorization: `Bearer ${jwt}` } });
   }
 
   private errorText(parsed: unknown): string {

@@ -10,6 +10,8 @@ export const vonageManifest: ProviderManifest = {
   displayName: 'Vonage',
   docsUrl: 'https://developer.vonage.com/en/voice/voice-api/overview',
   mediaTransport: 'websocket',
+  /** It can hand a live call over (docs/voice.md "Transfers"). */
+  capabilities: { transfer: true },
   media: vonageMedia,
   fields: [
     {

@@ -24,6 +24,17 @@ export function connectWebsocketNcco(input: { mediaUrl: string; runId: number; e
   return [connect];
 }
 
+/**
+ * A cold transfer's NCCO: connect the caller to `target` (a `phone` endpoint in Vonage's digits, or a `sip`
+ * endpoint), ringing at most `timeoutSeconds`; `from` is the caller id the target sees.
+ */
+export function connectTargetNcco(input: { target: { kind: 'phone' | 'sip'; address: string }; from: string | null; timeoutSeconds: number }): Array<Record<string, unknown>> {
+  const endpoint = input.target.kind === 'sip' ? { type: 'sip', uri: input.target.address } : { type: 'phone', number: input.target.address.replace(/[^0-9]/g, '') };
+  const connect: Record<string, unknown> = { action: 'connect', timeout: Math.round(input.timeoutSeconds), endpoint: [endpoint] };
+  if (input.from) connect.from = input.from.replace(/[^0-9]/g, '');
+  return [connect];
+}
+
 /** A polite refusal: a short sentence, then the NCCO ends and Vonage hangs up. */
 export function politeRefusalNcco(message = 'Sorry, this number cannot take your call right now. Goodbye.'): Array<Record<string, unknown>> {
   return [{ action: 'talk', text: message }];

@@ -26,10 +26,12 @@ import type { ProviderManifest } from '../../core/telephony/provider-manifest.js
 import type { VonageClient } from './vonage.client.js';
 import { decodeJwtClaims, verifyVonageWebhook } from './vonage-jwt.js';
 import { vonageManifest } from './vonage.manifest.js';
-import { connectWebsocketNcco, NCCO_CONTENT_TYPE } from './vonage.ncco.js';
+import { connectTargetNcco, connectWebsocketNcco, NCCO_CONTENT_TYPE } from './vonage.ncco.js';
+import type { TransferTarget } from '../../core/calls/transfer-target.js';
+import type { TransferOptions, TransferResult } from '../../core/ports/telephony-provider.port.js';
 import { mapVonageStatus } from './vonage.status-map.js';
 
-export type VonageApi = Pick<VonageClient, 'createCall' | 'hangup' | 'getCall' | 'findNumber' | 'linkNumber' | 'getApplication'>;
+export type VonageApi = Pick<VonageClient, 'createCall' | 'hangup' | 'getCall' | 'findNumber' | 'linkNumber' | 'getApplication' | 'transferCall'>;
 
 export interface VonageProviderOptions {
   applicationId: string;
@@ -70,6 +72,23 @@ export class VonageProvider implements TelephonyProvider {
 
   async hangup(providerCallId: string): Promise<void> {
     await this.api.hangup(providerCallId);
+  }
+
+  /**
+   * Cold transfer (docs/voice.md "Transfers"): the caller's leg moves to an NCCO that connects it to the target
+   * (`phone` or `sip` endpoint); our media leg is left behind. Refusals are results: 404 or a 400 about a call
+   * not in progress `call_not_active`, other 4xx `carrier_refused`, unreachable after retries `unreachable`.
+   */
+  async transfer(providerCallId: string, target: TransferTarget, options: TransferOptions): Promise<TransferResult> {
+    const ncco = connectTargetNcco({ target, from: options.callerId, timeoutSeconds: clampRingSeconds(options.ringTimeoutSeconds, 1, 120) });
+    try {
+      const result = await this.api.transferCall(providerCallId, ncco);
+      if (result.ok) return { ok: true, detail: 'Vonage transferred the call to the connect NCCO' };
+      const gone = result.status === 404 || (result.status === 400 && /not (in progress|active)|completed|ended/i.test(result.detail));
+      return { ok: false, reason: gone ? 'call_not_active' : 'carrier_refused', detail: `Vonage ${result.detail}` };
+    } catch (err) {
+      return { ok: false, reason: 'unreachable', detail: err instanceof ProviderApiError ? err.detail : 'Vonage could not be reached' };
+    }
   }
 
   async getCallStatus(providerCallId: string): Promise<NormalizedCallEvent | null> {

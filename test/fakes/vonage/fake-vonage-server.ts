@@ -34,6 +34,8 @@ export interface FakeVonageCall {
   request: Record<string, unknown>;
   status: string;
   duration?: number;
+  /** The body of the last accepted transfer (`{action: "transfer", destination}`). */
+  transfer?: Record<string, unknown>;
 }
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
@@ -153,6 +155,18 @@ export class FakeVonageServer extends FakeHttpServer<RecordedVonageRequest> {
       if (!call) return reply(404, { type: 'https://developer.nexmo.com/api-errors#not-found', title: 'Not Found', detail: 'Call not found' });
       if (m === 'GET') {
         return reply(200, { uuid: call.uuid, conversation_uuid: call.conversationUuid, status: call.status, direction: 'outbound', to: (call.request.to as unknown[])[0], from: call.request.from, ...(call.duration !== undefined ? { duration: String(call.duration) } : {}) });
+      }
+      if (m === 'PUT' && json?.action === 'transfer') {
+        // a live leg moves to a new NCCO (inline, or fetched from a URL)
+        const destination = (json.destination ?? {}) as Record<string, unknown>;
+        if (destination.type !== 'ncco' || (!Array.isArray(destination.ncco) && !Array.isArray(destination.url))) {
+          return reply(400, { type: 'https://developer.nexmo.com/api-errors/voice#validation', title: 'Bad Request', detail: 'destination must be {type: "ncco", ncco: [...]} or {type: "ncco", url: [...]}' });
+        }
+        if (call.status !== 'answered') {
+          return reply(400, { type: 'https://developer.nexmo.com/api-errors/voice#bad-request', title: 'Bad Request', detail: `Call is not in progress (status ${call.status})` });
+        }
+        call.transfer = json;
+        return reply(204);
       }
       if (m === 'PUT') {
         if (json?.action !== 'hangup') return reply(400, { type: 'about:blank', title: 'Bad Request', detail: 'unsupported action' });
