@@ -129,7 +129,7 @@ export interface ProviderField {
  * A form generated from a provider's metadata fields. Sensitive fields are password inputs; their stored
  * values arrive masked and are sent back unchanged when not edited, which the API reads as "keep the secret".
  */
-export function ProviderFields({ fields, values, onChange, idPrefix }: { fields: ProviderField[]; values: Record<string, unknown>; onChange: (v: Record<string, unknown>) => void; idPrefix: string }) {
+export function ProviderFields({ fields, values, onChange, idPrefix, numeric = {} }: { fields: ProviderField[]; values: Record<string, unknown>; onChange: (v: Record<string, unknown>) => void; idPrefix: string; numeric?: Record<string, string> }) {
   const set = (name: string, value: unknown) => onChange({ ...values, [name]: value });
   return (
     <>
@@ -163,7 +163,7 @@ export function ProviderFields({ fields, values, onChange, idPrefix }: { fields:
             ) : (
               <input
                 {...common}
-                type={(f.sensitive || f.type === 'password' ? 'password' : f.type === 'url' ? 'url' : 'text') as 'text'}
+                type={(f.sensitive || f.type === 'password' ? 'password' : f.type === 'url' ? 'url' : numeric[f.name] ? 'number' : 'text') as 'text'}
                 autocomplete={f.sensitive || f.type === 'password' ? 'new-password' : 'off'}
                 value={String(value ?? '')}
                 onInput={(e) => set(f.name, e.currentTarget.value)}

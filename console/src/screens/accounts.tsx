@@ -1,4 +1,5 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { configFieldTypes } from '../api';
 import { configFrom, ErrorBox, type ProviderField, ProviderFields, useAction } from '../ui';
 
 export interface ProviderMeta {
@@ -16,6 +17,8 @@ export interface ProviderMeta {
  */
 export function AccountForm(props: {
   idPrefix: string;
+  /** The create path (`/organizations/...`) whose OpenAPI body tells which fields are numbers. */
+  schemaPath: string;
   providers: ProviderMeta[];
   existing?: { name: string; provider: string; credentials: Record<string, unknown> };
   extra?: (values: Record<string, unknown>, set: (k: string, v: unknown) => void) => preact.ComponentChildren;
@@ -26,12 +29,21 @@ export function AccountForm(props: {
   const [name, setName] = useState(props.existing?.name ?? '');
   const [values, setValues] = useState<Record<string, unknown>>(props.existing?.credentials ?? {});
   const [extra, setExtra] = useState<Record<string, unknown>>({});
+  const [numeric, setNumeric] = useState<Map<string, Record<string, string>>>(new Map());
+  useEffect(() => {
+    void configFieldTypes(props.schemaPath).then(setNumeric);
+  }, [props.schemaPath]);
   const action = useAction();
   const meta = props.providers.find((p) => p.provider === provider);
   const submit = (e: Event) => {
     e.preventDefault();
     if (!meta) return;
-    void action.run(() => props.onSubmit({ name, config: { provider, ...configFrom(meta.fields, values) }, extra }));
+    const config = configFrom(meta.fields, values);
+    for (const [k, t] of Object.entries(numeric.get(provider) ?? {})) {
+      const v = config[k];
+      if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) config[k] = t === 'integer' ? Math.trunc(Number(v)) : Number(v);
+    }
+    void action.run(() => props.onSubmit({ name, config: { provider, ...config }, extra }));
   };
   const p = props.idPrefix;
   return (
@@ -56,7 +68,7 @@ export function AccountForm(props: {
           Provider documentation: <a href={meta.docs_url} target="_blank" rel="noreferrer noopener">{meta.docs_url}</a>
         </p>
       ) : null}
-      {meta ? <ProviderFields key={provider} idPrefix={`${p}-f`} fields={meta.fields} values={values} onChange={setValues} /> : null}
+      {meta ? <ProviderFields key={provider} idPrefix={`${p}-f`} fields={meta.fields} numeric={numeric.get(provider)} values={values} onChange={setValues} /> : null}
       {props.extra?.(extra, (k, v) => setExtra({ ...extra, [k]: v }))}
       <ErrorBox error={action.error} />
       <div class="row">

@@ -26,6 +26,7 @@ export function AiServicesPage() {
           <AccountForm
             key={formKey}
             idPrefix="ai-new"
+            schemaPath="/organizations/ai-services"
             providers={providers}
             onSubmit={async ({ name, config }) => {
               await post('/organizations/ai-services', { name, config });
@@ -58,6 +59,7 @@ export function AiServicesPage() {
               {editing === s.id ? (
                 <AccountForm
                   idPrefix={`ai-${s.id}`}
+                  schemaPath="/organizations/ai-services"
                   providers={providers}
                   existing={s}
                   onCancel={() => setEditing(null)}

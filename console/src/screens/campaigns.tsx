@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { get, post, qs, upload } from '../api';
+import { get, ownUrl, post, qs, upload } from '../api';
 import { navigate } from '../router';
 import { ErrorBox, fmtDate, Loading, Section, useAction, useLoad } from '../ui';
 import { DEFAULT_SETTINGS, SettingsFields } from './campaign-settings';
@@ -84,7 +84,7 @@ function NewCampaign() {
     void action.run(async () => {
       setProgress(0);
       const presigned = await post<{ upload_url: string; file_key: string }>('/s3/presigned-upload-url', { file_name: file.name, file_size: file.size, content_type: 'text/csv' });
-      await upload(presigned.upload_url, file, setProgress);
+      await upload(ownUrl(presigned.upload_url), file, setProgress);
       const c = await post<{ id: number }>('/campaign/create', {
         name,
         workflow_id: Number(workflow),

@@ -110,7 +110,7 @@ export function GraphView(props: {
         const errors = props.invalid?.get(`edge:${e.id}`);
         const cls = ['edge', props.selected === `edge:${e.id}` ? 'selected' : '', errors ? 'invalid' : ''].join(' ');
         return (
-          <g class={cls} key={e.id} tabIndex={0} role="button" aria-label={`Edge ${e.data.label}: ${e.data.condition}${errors ? ` (error: ${errors.join('; ')})` : ''}`} onClick={activate('edge', e.id)} onKeyDown={activate('edge', e.id)} data-edge={e.id}>
+          <g class={cls} key={e.id} tabindex={0} role="button" aria-label={`Edge ${e.data.label}: ${e.data.condition}${errors ? ` (error: ${errors.join('; ')})` : ''}`} onClick={activate('edge', e.id)} onKeyDown={activate('edge', e.id)} data-edge={e.id}>
             <path d={d} fill="none" marker-end="url(#arrow)" />
             <path d={d} fill="none" class="hit" />
             <g transform={`translate(${mx},${my})`}>
@@ -140,7 +140,7 @@ export function GraphView(props: {
         ].join(' ');
         const label = `${n.type === 'startCall' ? 'Start' : n.type === 'endCall' ? 'End' : n.type === 'globalNode' ? 'Global' : 'Step'} node ${n.data.name || n.id}${props.current === n.id ? ' (current)' : ''}${errors ? ` (error: ${errors.join('; ')})` : ''}`;
         return (
-          <g class={cls} key={n.id} transform={`translate(${p.x},${p.y})`} tabIndex={0} role="button" aria-label={label} aria-pressed={props.selected === `node:${n.id}`} onClick={activate('node', n.id)} onKeyDown={activate('node', n.id)} data-node={n.id}>
+          <g class={cls} key={n.id} transform={`translate(${p.x},${p.y})`} tabindex={0} role="button" aria-label={label} aria-pressed={props.selected === `node:${n.id}`} onClick={activate('node', n.id)} onKeyDown={activate('node', n.id)} data-node={n.id}>
             <rect width={W} height={H} rx={n.type === 'agentNode' ? 8 : 28} />
             <text x={W / 2} y={23} text-anchor="middle" class="node-name">
               {clip(n.data.name || n.id, 24)}

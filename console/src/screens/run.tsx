@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get } from '../api';
+import { get, ownUrl } from '../api';
 import { ErrorBox, fmtDate, fmtMs, fmtSeconds, fmtUsd, Loading, Section, useLoad } from '../ui';
 import { GraphView } from './graph';
 
@@ -23,7 +23,7 @@ export function RunPage({ workflowId, id }: { workflowId: number; id: number }) 
   }, [r?.definition_id]);
   const transcript = useLoad(async () => {
     if (!r?.transcript_url) return null;
-    const res = await fetch(r.transcript_url);
+    const res = await fetch(ownUrl(r.transcript_url));
     if (!res.ok) throw new Error(`The transcript could not be loaded (HTTP ${res.status})`);
     return (await res.json()) as { turns: Turn[] };
   }, [r?.transcript_url]);
@@ -76,7 +76,7 @@ export function RunPage({ workflowId, id }: { workflowId: number; id: number }) 
       <div class="split">
         <Section title="Conversation">
           {r.recording_url ? (
-            <audio ref={audio} controls preload="metadata" src={r.recording_url} class="player" aria-label="Call recording" onTimeUpdate={(e) => setNow(e.currentTarget.currentTime * 1000)} />
+            <audio ref={audio} controls preload="metadata" src={ownUrl(r.recording_url)} class="player" aria-label="Call recording" onTimeUpdate={(e) => setNow(e.currentTarget.currentTime * 1000)} />
           ) : (
             <p class="muted">No recording for this run.</p>
           )}

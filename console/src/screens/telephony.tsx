@@ -27,6 +27,7 @@ export function TelephonyPage() {
           <AccountForm
             key={formKey}
             idPrefix="tel-new"
+            schemaPath="/organizations/telephony-configs"
             providers={providers}
             extra={defaultExtra}
             onSubmit={async ({ name, config, extra }) => {
@@ -69,6 +70,7 @@ export function TelephonyPage() {
               {editing === c.id ? (
                 <AccountForm
                   idPrefix={`tel-${c.id}`}
+                  schemaPath="/organizations/telephony-configs"
                   providers={providers}
                   existing={c}
                   onCancel={() => setEditing(null)}

@@ -1,0 +1,271 @@
+/**
+ * The README walk-through in the web console, in a real browser (Debian's Chromium through playwright-core):
+ * sign up, sign out and in → an openai AI service on the fake OpenAI server → an agent from the example, its model
+ * picked, a node edited (a refused definition marks the node) → the test chat streamed to the endCall node with
+ * will_attend extracted → a simulator telephony configuration → a campaign from examples/contacts.csv uploaded with
+ * progress → started, counters live until completed → a run's page playing its recording. Screenshots of each step
+ * go to test-artifacts/browser/.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import WebSocket from 'ws';
+import { MediaTokens } from '../../core/calls/media-token.js';
+import { packageRoot } from '../../plugins/version.js';
+import { FakeOpenAiServer } from '../fakes/openai/fake-openai-server.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+import { artifactsDir, browserSkipReason, launchBrowser, type LaunchedBrowser } from './browser.js';
+
+// page.evaluate callbacks run in the browser
+declare const document: any;
+declare const sessionStorage: any;
+declare const HTMLAudioElement: any;
+
+const skip = browserSkipReason();
+const suite = skip ? describe.skip : describe;
+if (skip) process.stderr.write(`browser tests skipped: ${skip}\n`);
+
+const API_KEY = 'sk-browser-test-5a1c9e';
+const EMAIL = 'ops@example.com';
+const PASSWORD = 'console password';
+
+/** One second of a 440 Hz tone as μ-law bytes (what a simulated caller's line carries). */
+function mulawTone(ms: number): Buffer {
+  const out = Buffer.alloc((8000 * ms) / 1000);
+  for (let i = 0; i < out.length; i++) {
+    const s = Math.round(Math.sin((2 * Math.PI * 440 * i) / 8000) * 8000);
+    const sign = s < 0 ? 0x80 : 0;
+    let m = Math.min(Math.abs(s), 32635) + 132;
+    let exp = 7;
+    for (let mask = 0x4000; (m & mask) === 0 && exp > 0; mask >>= 1) exp--;
+    const mant = (m >> (exp + 3)) & 0x0f;
+    out[i] = ~(sign | (exp << 4) | mant) & 0xff;
+  }
+  return out;
+}
+
+suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let svc: TestService;
+  let fake: FakeOpenAiServer;
+  let b: LaunchedBrowser;
+  let page: Page;
+  let dataDir: string;
+  const shots = artifactsDir();
+  const errors: string[] = [];
+  const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  /** A step: on failure the page is saved as FAILED-<n>.png beside the other screenshots. */
+  let stepNo = 0;
+  const step = (name: string, body: () => Promise<void>, timeout?: number) =>
+    it(name, async () => {
+      const n = ++stepNo;
+      try {
+        await body();
+      } catch (e) {
+        await shot(`FAILED-${n}`).catch(() => undefined);
+        throw e;
+      }
+    }, timeout);
+  const api = async (path: string) => {
+    const token = await page.evaluate(() => sessionStorage.getItem('callplane.token'));
+    const r = await fetch(`${svc.url}/api/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
+    return (await r.json()) as any;
+  };
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'callplane-browser-'));
+    fake = await FakeOpenAiServer.start({ apiKey: API_KEY });
+    svc = await startTestService({ env: { CALLPLANE_ALLOW_PRIVATE_NETWORK: 'true', CALLPLANE_DATA_DIR: dataDir, LOG_LEVEL: 'warn' } });
+    b = await launchBrowser();
+    page = await b.context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on('pageerror', (e) => errors.push(String(e)));
+  }, 30_000);
+
+  afterAll(async () => {
+    await b?.close();
+    await svc?.close();
+    await fake?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  step('signs up, signs out and signs in again', async () => {
+    await page.goto(svc.url + '/');
+    await page.getByRole('heading', { name: 'Sign in to Callplane' }).waitFor();
+    await page.getByRole('button', { name: 'New here? Create an account' }).click();
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByLabel('Organization name').fill('Brightsmile');
+    await page.getByRole('button', { name: 'Sign up' }).click();
+    await page.getByRole('heading', { name: 'Agents', exact: true }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/agents');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Callplane' }).waitFor();
+    await page.getByLabel('Password').fill('wrong password');
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'invalid_credentials' }).waitFor();
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Agents', exact: true }).waitFor();
+    await shot('01-signed-in');
+  });
+
+  step('adds an openai AI service from the provider form (the key as a password field)', async () => {
+    await page.getByRole('link', { name: 'AI services' }).click();
+    await page.getByLabel('Provider').selectOption('openai');
+    await page.locator('#ai-new-name').fill('Fake OpenAI');
+    const key = page.locator('#ai-new-f-api_key');
+    expect(await key.getAttribute('type')).toBe('password');
+    await key.fill(API_KEY);
+    await page.locator('#ai-new-f-base_url').fill(fake.baseUrl);
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.locator('.items li').filter({ hasText: 'Fake OpenAI' }).waitFor();
+    // editing shows the key masked and saving it unchanged keeps it
+    await page.getByRole('button', { name: 'Edit' }).click();
+    expect(await page.locator('.items [id$="-f-api_key"]').inputValue()).toMatch(/^\*+1c9e$/);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Edit' }).waitFor();
+    await shot('02-ai-service');
+  });
+
+  step('creates the example agent, picks its model, marks a refused node and saves a new version', async () => {
+    await page.getByRole('link', { name: 'Agents' }).click();
+    await page.getByLabel('Name').fill('Dental reminders');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.getByRole('heading', { name: 'Dental reminders' }).waitFor();
+    expect(await page.locator('svg.graph g.node').count()).toBe(7);
+    expect(await page.locator('svg.graph g.edge').count()).toBeGreaterThan(3);
+
+    await page.getByRole('tab', { name: 'Configuration' }).click();
+    await page.getByLabel('Service').first().selectOption({ label: 'Fake OpenAI (openai)' });
+    await page.locator('#llm-model').fill('gpt-4o-mini');
+    const [saved] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'PUT' && /\/api\/v1\/workflow\/\d+$/.test(r.url())),
+      page.getByRole('button', { name: 'Save configuration' }).click(),
+    ]);
+    expect(saved.status()).toBe(200);
+    expect((await saved.json()).workflow_configurations.llm).toMatchObject({ model: 'gpt-4o-mini' });
+
+    await page.getByRole('tab', { name: 'Graph & test chat' }).click();
+    await page.locator('g[data-node="confirm"]').click();
+    await page.locator('#node-prompt').fill(' ');
+    await page.getByRole('button', { name: 'Save as new version' }).click();
+    await page.locator('g[data-node="confirm"].invalid').waitFor();
+    await page.getByRole('alert', { name: 'Problems with this node' }).waitFor();
+    await shot('03-refused-node');
+    await page.locator('#node-prompt').fill('Remind {{first_name}} of the cleaning on {{appointment_time}}; ask whether they can make it.');
+    // an edge through the keyboard: focus it and press Enter
+    await page.locator('g[data-edge]').first().focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#edge-condition').waitFor();
+    await page.getByRole('button', { name: 'Save as new version' }).click();
+    await page.getByText('v2 ·').waitFor();
+    expect(await page.locator('g.node.invalid').count()).toBe(0);
+    await page.getByRole('tab', { name: 'Versions' }).click();
+    await page.getByText('superseded').waitFor();
+    await page.getByRole('tab', { name: 'Graph & test chat' }).click();
+  });
+
+  step('chats to the endCall node with streamed replies, the current node highlighted and will_attend extracted', async () => {
+    await page.getByRole('button', { name: 'Start chat' }).click();
+    await page.locator('.msg.assistant').filter({ hasText: 'Brightsmile Dental' }).waitFor();
+    expect(await page.locator('g[data-node="start"].current').count()).toBe(1);
+
+    fake.reply(
+      { text: 'Thank you.', toolCalls: [{ name: 'identity_confirmed', arguments: '{}' }] },
+      { text: 'Your cleaning is on Tuesday at 3pm. Can you still make it?', eventDelayMs: 15 },
+    );
+    await page.getByLabel('Your message').fill('Yes, this is Dana.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('g[data-node="confirm"].current').waitFor();
+    await page.locator('.msg.assistant').filter({ hasText: 'Can you still make it?' }).waitFor();
+    await shot('04-chat-confirm');
+
+    fake.reply({ toolCalls: [{ name: 'will_attend', arguments: '{}' }] }, { text: 'Wonderful. Please arrive ten minutes early. Goodbye!' });
+    fake.replyStructured({ text: '{"will_attend": true}' });
+    await page.getByLabel('Your message').fill("Yes, I'll be there.");
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('Ended · disposition appointment_confirmed').waitFor();
+    const values = page.getByLabel('Extracted values');
+    await values.getByText('will_attend').waitFor();
+    expect(await values.locator('dd').first().textContent()).toBe('true');
+    expect(await page.getByLabel('Your message').count()).toBe(0);
+    await shot('05-chat-ended');
+    // restart begins a new chat at the start node
+    await page.getByRole('button', { name: 'Restart' }).click();
+    await page.locator('g[data-node="start"].current').waitFor();
+  });
+
+  step('adds a simulator telephony configuration as the default for outbound calls', async () => {
+    await page.getByRole('link', { name: 'Telephony' }).click();
+    await page.getByLabel('Provider').selectOption('simulator');
+    await page.locator('#tel-new-name').fill('Simulator');
+    await page.locator('#tel-new-f-ring_ms').fill('100');
+    await page.locator('#tel-new-f-talk_ms').fill('2500');
+    await page.getByLabel('Default for outbound calls').check();
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.locator('.items li').filter({ hasText: 'default outbound' }).waitFor();
+    await shot('06-telephony');
+  });
+
+  step('uploads the CSV, starts the campaign, follows its counters to completed and plays a recorded run', async () => {
+    await page.getByRole('link', { name: 'Campaigns' }).click();
+    await page.getByRole('button', { name: 'New campaign' }).click();
+    await page.getByLabel('Name *').fill('Reminders');
+    await page.getByLabel('Agent *').selectOption({ label: 'Dental reminders' });
+    await page.getByLabel(/^Contacts/).setInputFiles(join(packageRoot(), 'examples', 'contacts.csv'));
+    await page.getByLabel('Retry calls that did not connect').uncheck();
+    await page.getByRole('button', { name: 'Upload and create' }).click();
+    await page.getByRole('heading', { name: 'Reminders' }).waitFor();
+    expect(await page.locator('[data-counter="total_rows"]').textContent()).toBe('5');
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.locator('.badge.running').first().waitFor();
+
+    // a simulated caller's audio on one answered call's media stream, so the run has a recording
+    const campaignId = Number(new URL(page.url()).pathname.split('/').pop());
+    let runId = 0;
+    for (let i = 0; i < 100 && !runId; i++) {
+      const runs = await api(`/campaign/${campaignId}/runs?limit=20`);
+      runId = runs.runs?.find((r: any) => r.initial_context?.phone_number?.endsWith('10') && r.status !== 'queued')?.id ?? 0;
+      if (!runId) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(runId).toBeGreaterThan(0);
+    const token = svc.container.get(MediaTokens).issue('simulator', runId);
+    const ws = new WebSocket(`${svc.url.replace(/^http/, 'ws')}/api/v1/telephony/simulator/media/${runId}?token=${encodeURIComponent(token)}`);
+    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+    ws.send(JSON.stringify({ event: 'start' }));
+    const tone = mulawTone(1200);
+    for (let at = 0; at < tone.length; at += 160) ws.send(tone.subarray(at, at + 160), { binary: true });
+    ws.send(JSON.stringify({ event: 'stop' }));
+    ws.close();
+
+    await page.locator('.badge.completed').first().waitFor({ timeout: 30_000 });
+    expect(await page.locator('[data-counter="processed_rows"]').textContent()).toBe('5');
+    expect(await page.getByLabel('Contacts done').getAttribute('value')).toBe('5');
+    await page.getByText('campaign_completed').first().waitFor();
+    await shot('07-campaign-completed');
+
+    await page.getByRole('link', { name: `#${runId}`, exact: true }).click();
+    await page.getByRole('heading', { name: new RegExp(`Run #${runId}`) }).waitFor();
+    const audio = page.getByLabel('Call recording');
+    await audio.waitFor();
+    await page.waitForFunction(() => document.querySelector('audio')?.readyState >= 1, undefined, { timeout: 10_000 });
+    const duration = await page.evaluate(() => document.querySelector('audio')!.duration);
+    expect(duration).toBeGreaterThan(1);
+    await page.evaluate(() => document.querySelector('audio')!.play());
+    await page.waitForFunction(() => document.querySelector('audio')!.currentTime > 0.2, undefined, { timeout: 10_000 });
+    await shot('08-run-recording');
+  }, 60_000);
+
+  step('lists the runs with usage totals, filters them and pages through them', async () => {
+    await page.getByRole('link', { name: 'Runs & usage' }).click();
+    await page.locator('[data-total="count"]').filter({ hasText: '5' }).waitFor();
+    await page.getByLabel('Dispositions (comma separated)').fill('busy');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.locator('[data-total="count"]').filter({ hasText: /^1$/ }).waitFor();
+    await shot('09-runs');
+    expect(errors).toEqual([]);
+  });
+});
