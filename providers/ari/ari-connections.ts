@@ -11,6 +11,8 @@ import type { AriClient, AriClientOptions } from './ari.client.js';
 export type AriClientLike = Pick<
   AriClient,
   'connect' | 'originate' | 'hangup' | 'answer' | 'continueInDialplan' | 'getChannel' | 'onEvent' | 'onHealthChange' | 'health' | 'close' | 'checkCredentials'
+  | 'createBridge' | 'addChannelsToBridge' | 'destroyBridge'
+  | 'externalMedia' | 'getBridge'
 >;
 
 export type AriClientFactory = (options: AriClientOptions) => AriClientLike;

@@ -110,6 +110,25 @@ export interface AriChannelInfo {
   context?: string;
 }
 
+/**
+ * An external media channel over chan_websocket (`POST /channels/externalMedia`, `transport=websocket`,
+ * `encapsulation=none`): Asterisk connects out through a `websocket_client.conf` connection.
+ */
+export interface AriExternalMediaRequest {
+  /** Id of the new channel (known before Asterisk answers, so its events can be recognised). */
+  channelId: string;
+  /** Stasis application the channel enters once its WebSocket is up; defaults to the client's `app`. */
+  app?: string;
+  /** The `websocket_client.conf` connection id (`external_host`). */
+  connection: string;
+  /** Asterisk format name of the media, e.g. `ulaw`. */
+  format: string;
+  /** Dial string options appended by Asterisk (`transport_data`), e.g. `v(run_id=1,token=...)`: URI query parameters. */
+  transportData?: string;
+  /** Stasis arguments of the channel's `StasisStart` (`data`), e.g. `callplane-media,<run id>`. */
+  appArgs?: string[];
+}
+
 export type AriOriginateResult =
   | { outcome: 'created'; channel: AriChannelInfo }
   /** A live channel already has this id: an earlier try of the same attempt dialed; nothing new was dialed. */
@@ -187,7 +206,8 @@ interface RequestModule {
 }
 type AriOperation = (params?: Record<string, unknown>) => PromiseLike<unknown>;
 interface AriSdkClient {
-  channels: Record<'originate' | 'hangup' | 'get' | 'answer' | 'continueInDialplan', AriOperation>;
+  channels: Record<'originate' | 'hangup' | 'get' | 'answer' | 'continueInDialplan' | 'externalMedia', AriOperation>;
+  bridges: Record<'createWithId' | 'addChannel' | 'destroy' | 'get', AriOperation>;
 }
 interface AriClientModule {
   connect(url: string, user: string, pass: string): PromiseLike<AriSdkClient>;
@@ -485,6 +505,41 @@ export class AriClient {
     }
   }
 
+  /**
+   * Creates a mixing bridge with `bridgeId` (POST /bridges/{bridgeId}); a transfer bridges the caller and the
+   * target there. Throws `ProviderApiError` (Asterisk's words).
+   */
+  async createBridge(bridgeId: string): Promise<void> {
+    try {
+      await this.call('createWithId', { bridgeId, type: 'mixing' }, 'bridges');
+    } catch (err) {
+      throw (err as AriCallFailure).toProviderError('create bridge');
+    }
+  }
+
+  /**
+   * Adds channels to a bridge (POST /bridges/{bridgeId}/addChannel `channel=a,b`); a channel in another bridge of
+   * our application moves. Throws `ProviderApiError` (400 a channel is gone, 409/422 not in Stasis).
+   */
+  async addChannelsToBridge(bridgeId: string, channelIds: string[]): Promise<void> {
+    try {
+      await this.call('addChannel', { bridgeId, channel: channelIds.join(',') }, 'bridges');
+    } catch (err) {
+      throw (err as AriCallFailure).toProviderError('add channel to bridge');
+    }
+  }
+
+  /** Destroys a bridge (DELETE /bridges/{bridgeId}); a bridge already gone is fine. Throws `ProviderApiError` otherwise. */
+  async destroyBridge(bridgeId: string): Promise<void> {
+    try {
+      await this.call('destroy', { bridgeId }, 'bridges');
+    } catch (err) {
+      const failure = err as AriCallFailure;
+      if (failure instanceof AriCallFailure && failure.status === 404) return;
+      throw failure.toProviderError('destroy bridge');
+    }
+  }
+
   /** Current state of a live channel; null when Asterisk has no such channel (ended). Used to reconcile. */
   async getChannel(channelId: string): Promise<AriChannelInfo | null> {
     try {
@@ -493,6 +548,45 @@ export class AriClient {
       const failure = err as AriCallFailure;
       if (failure instanceof AriCallFailure && failure.status === 404) return null;
       throw failure.toProviderError('get channel');
+    }
+  }
+
+  /**
+   * Creates an external media channel over chan_websocket (media both ways, `direction=both`). Asterisk answers
+   * at once and dials asynchronously: the channel enters the application (`StasisStart`) once its WebSocket is
+   * connected, or is destroyed when the connection fails. Throws `ProviderApiError` (400: unknown connection id or
+   * a version without chan_websocket; retryable when Asterisk was unreachable or failed with 5xx).
+   */
+  async externalMedia(req: AriExternalMediaRequest): Promise<AriChannelInfo> {
+    const params: Record<string, unknown> = {
+      channelId: req.channelId,
+      app: req.app ?? this.opts.app,
+      external_host: req.connection,
+      transport: 'websocket',
+      encapsulation: 'none',
+      connection_type: 'client',
+      format: req.format,
+      direction: 'both',
+    };
+    if (req.transportData) params.transport_data = req.transportData;
+    if (req.appArgs && req.appArgs.length > 0) params.data = req.appArgs.join(',');
+    try {
+      return toChannelInfo(await this.call('externalMedia', params));
+    } catch (err) {
+      throw (err as AriCallFailure).toProviderError('external media');
+    }
+  }
+
+  /** The ids of the channels in a bridge (GET /bridges/{bridgeId}); null when the bridge is gone. Throws `ProviderApiError` otherwise. */
+  async getBridge(bridgeId: string): Promise<{ id: string; channelIds: string[] } | null> {
+    try {
+      const raw = (await this.call('get', { bridgeId }, 'bridges')) as { id?: unknown; channels?: unknown } | null;
+      const channels = Array.isArray(raw?.channels) ? raw.channels.filter((c): c is string => typeof c === 'string') : [];
+      return { id: typeof raw?.id === 'string' ? raw.id : bridgeId, channelIds: channels };
+    } catch (err) {
+      const failure = err as AriCallFailure;
+      if (failure instanceof AriCallFailure && failure.status === 404) return null;
+      throw failure.toProviderError('get bridge');
     }
   }
 
@@ -669,7 +763,7 @@ export class AriClient {
     }
   }
 
-  private async call(op: keyof AriSdkClient['channels'], params: Record<string, unknown>): Promise<unknown> {
+  private async call<R extends keyof AriSdkClient = 'channels'>(op: keyof AriSdkClient[R], params: Record<string, unknown>, resource?: R): Promise<unknown> {
     let api: AriSdkClient;
     try {
       api = await this.loadApi();
@@ -680,7 +774,8 @@ export class AriClient {
     let pending: PromiseLike<unknown>;
     AuthRouter.current = scope;
     try {
-      pending = api.channels[op](params);
+      const operations = api[resource ?? 'channels'] as Record<PropertyKey, AriOperation>;
+      pending = operations[op](params);
     } catch (err) {
       throw AriCallFailure.from(err, scope.status);
     } finally {

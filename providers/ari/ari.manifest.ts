@@ -17,6 +17,8 @@ export const ariManifest: ProviderManifest = {
   displayName: 'Asterisk (ARI)',
   docsUrl: 'https://docs.asterisk.org/Configuration/Interfaces/Asterisk-REST-Interface-ARI/',
   mediaTransport: 'ari',
+  /** It can hand a live call over (docs/voice.md "Transfers"). */
+  capabilities: { transfer: true },
   media: ariMedia,
   fields: [
     {

@@ -28,6 +28,9 @@ import type { AriClientLike, AriLease } from './ari-connections.js';
 import { normalizeEvent, type AriEvent, type AriHealth } from './ari.client.js';
 import { ariManifest, DEFAULT_DIAL_TEMPLATE } from './ari.manifest.js';
 import { ARI_CHANNEL_STATE, mapAriHangup } from './ari.status-map.js';
+import { AriTransfers, TRANSFER_MARK } from './ari-transfer.js';
+import type { TransferTarget } from '../../core/calls/transfer-target.js';
+import type { TransferOptions, TransferResult } from '../../core/ports/telephony-provider.port.js';
 
 /** First Stasis argument of the channels Callplane originates; the second is the run id. */
 export const OUTBOUND_MARK = 'callplane-outbound';
@@ -103,12 +106,15 @@ export function ariEventToStatus(event: AriEvent, tracked?: Pick<TrackedCall, 'r
 /** Call tracking and event handling of one ARI connection (shared by the instances leasing it). */
 export class AriSession {
   readonly calls = new Map<string, TrackedCall>();
+  /** Transfer legs of this connection's calls (providers/ari/ari-transfer.ts). */
+  readonly transfers: AriTransfers;
   private queue: Promise<void> = Promise.resolve();
   private readonly unsubscribe: Array<() => void> = [];
   private target?: { config: AriProviderConfig; context: ProviderContext };
   private connecting?: Promise<void>;
 
   constructor(private readonly client: AriClientLike) {
+    this.transfers = new AriTransfers(client);
     this.unsubscribe.push(client.onEvent((event) => this.enqueue(() => this.handle(event))));
     this.unsubscribe.push(
       client.onHealthChange((health) => {
@@ -150,6 +156,7 @@ export class AriSession {
     const target = this.target;
     if (!target) return;
     if (event.application && event.application !== target.config.app) return;
+    if (await this.transfers.handle(event)) return;
     const tracked = this.calls.get(event.channelId);
     if (event.type === 'StasisStart' && !tracked && (event.args ?? [])[0] !== OUTBOUND_MARK) {
       await this.routeInbound(event, target);
@@ -293,6 +300,23 @@ export class AriProvider implements TelephonyProvider {
     return { kind: 'status', providerCallId, status, ...(call?.runId !== undefined ? { runId: call.runId } : {}), detail: `channel state ${channel.state}` };
   }
 
+  /**
+   * Cold transfer (docs/voice.md "Transfers"): originate the target into our application and bridge it with the
+   * caller's channel once it answers (providers/ari/ari-transfer.ts). Phone targets fill `{number}` of
+   * `dial_template`; a SIP URI fills it as it is (`PJSIP/{number}` dials `PJSIP/sip:desk@pbx.example.com`).
+   * Resolves when the target answered or the dial failed, with the Asterisk cause. Never throws.
+   */
+  async transfer(providerCallId: string, target: TransferTarget, options: TransferOptions): Promise<TransferResult> {
+    let endpoint: string;
+    try {
+      endpoint = dialString(this.config.dialTemplate, target.address);
+    } catch (err) {
+      return { ok: false, reason: 'target_rejected', detail: (err as Error).message };
+    }
+    await waitAtMost(this.session.start(), this.options.connectWaitMs ?? 3000);
+    return this.session.transfers.transfer({ callerChannelId: providerCallId, endpoint, app: this.config.app, target, options });
+  }
+
   /** `GET /ari/asterisk/info` with the application's credentials (see `AriClient.checkCredentials`). */
   async checkCredentials(): Promise<{ ok: boolean; message: string }> {
     return this.client.checkCredentials();
@@ -359,6 +383,7 @@ export function parseAriInbound(body: unknown): InboundCall | { ignored: string 
     const event = normalizeEvent(body);
     if (!event || event.type !== 'StasisStart') return { ignored: 'not an ARI StasisStart event' };
     if ((event.args ?? [])[0] === OUTBOUND_MARK) return { ignored: 'a call Callplane originated' };
+    if ((event.args ?? [])[0] === TRANSFER_MARK) return { ignored: 'a transfer leg Callplane originated' };
     if (!event.dialedExten) return { ignored: 'no dialed extension on the channel' };
     return { providerCallId: event.channelId, from: event.callerNumber ?? '', to: event.dialedExten, accountId: null };
   } catch {

@@ -190,6 +190,73 @@ function channels(): ApiDeclaration {
   };
 }
 
+const bridgeIdPath: Param = { name: 'bridgeId', paramType: 'path', dataType: 'string', required: true };
+
+/** Bridges: what a transfer needs (create with an id, add channels, destroy). */
+function bridges(): ApiDeclaration {
+  return {
+    apiVersion: ARI_API_VERSION,
+    swaggerVersion: '1.2',
+    basePath: BASE_PLACEHOLDER,
+    resourcePath: '/api-docs/bridges.{format}',
+    apis: [
+      {
+        path: '/bridges/{bridgeId}',
+        description: 'Individual bridge',
+        operations: [
+          {
+            httpMethod: 'POST', nickname: 'createWithId', summary: 'Create a new bridge or updates an existing one.', responseClass: 'Bridge',
+            parameters: [
+              { name: 'type', paramType: 'query', dataType: 'string' },
+              bridgeIdPath,
+              { name: 'name', paramType: 'query', dataType: 'string' },
+            ],
+          },
+          {
+            httpMethod: 'DELETE', nickname: 'destroy', summary: 'Shut down a bridge.', responseClass: 'void',
+            parameters: [bridgeIdPath], errorResponses: [{ code: 404, reason: 'Bridge not found' }],
+          },
+        ],
+      },
+      {
+        path: '/bridges/{bridgeId}/addChannel',
+        description: 'Add a channel to a bridge',
+        operations: [
+          {
+            httpMethod: 'POST', nickname: 'addChannel', summary: 'Add a channel to a bridge.', responseClass: 'void',
+            parameters: [
+              bridgeIdPath,
+              { name: 'channel', paramType: 'query', dataType: 'string', required: true, allowMultiple: true },
+              { name: 'role', paramType: 'query', dataType: 'string' },
+            ],
+            errorResponses: [
+              { code: 400, reason: 'Channel not found' },
+              { code: 404, reason: 'Bridge not found' },
+              { code: 409, reason: 'Bridge not in Stasis application; Channel currently recording' },
+              { code: 422, reason: 'Channel not in Stasis application' },
+            ],
+          },
+        ],
+      },
+    ],
+    models: {
+      Bridge: {
+        id: 'Bridge',
+        properties: {
+          id: { type: 'string', required: true },
+          technology: { type: 'string', required: true },
+          bridge_type: { type: 'string', required: true },
+          bridge_class: { type: 'string', required: true },
+          creator: { type: 'string', required: true },
+          name: { type: 'string', required: true },
+          channels: { type: 'List[string]', required: true },
+          creationtime: { type: 'Date', required: true },
+        },
+      },
+    },
+  };
+}
+
 function applications(): ApiDeclaration {
   return {
     apiVersion: ARI_API_VERSION,
@@ -336,6 +403,7 @@ export function ariApiDocs(): { listing: object; resources: Record<string, ApiDe
   const resources: Record<string, ApiDeclaration> = {
     asterisk: asterisk(),
     channels: channels(),
+    bridges: bridges(),
     applications: applications(),
     events: events(),
   };

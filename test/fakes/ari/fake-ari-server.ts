@@ -90,6 +90,8 @@ interface Socket {
 
 export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
   readonly channels = new Map<string, FakeChannel>();
+  /** Bridges by id, with the ids of the channels in them (a channel is in one bridge at most). */
+  readonly bridges = new Map<string, { id: string; type: string; channels: string[] }>();
   /** When true, WebSocket upgrades are refused with 503 (Asterisk down or restarting). */
   refuseWebSockets = false;
   /**
@@ -278,6 +280,7 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
       this.emit(ch.app, 'StasisEnd', { channel: this.snapshot(ch) });
     }
     this.channels.delete(ch.id);
+    for (const bridge of this.bridges.values()) bridge.channels = bridge.channels.filter((c) => c !== ch.id);
     this.emit(ch.app, 'ChannelDestroyed', {
       cause,
       cause_txt: causeText ?? CAUSE_TEXT[cause] ?? 'Unknown',
@@ -391,6 +394,31 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
       if (parts.length === 1 && method === 'GET') return reply(200, [...names].map(describe));
       if (parts.length === 2 && method === 'GET') {
         return names.has(parts[1]) ? reply(200, describe(parts[1])) : reply(404, { message: 'Application not found' });
+      }
+    }
+    if (parts[0] === 'bridges' && parts.length >= 2) {
+      const bridge = this.bridges.get(parts[1]);
+      if (parts.length === 2 && method === 'POST') {
+        const created = bridge ?? { id: parts[1], type: q.get('type') ?? 'mixing', channels: [] };
+        this.bridges.set(created.id, created);
+        return reply(200, { id: created.id, technology: 'simple_bridge', bridge_type: created.type, bridge_class: 'stasis', creator: 'Stasis', name: '', channels: created.channels, creationtime: asteriskTime() });
+      }
+      if (!bridge) return reply(404, { message: 'Bridge not found' });
+      if (parts.length === 2 && method === 'DELETE') {
+        this.bridges.delete(bridge.id);
+        return reply(204);
+      }
+      if (parts.length === 3 && parts[2] === 'addChannel' && method === 'POST') {
+        const ids = q.getAll('channel').flatMap((c) => c.split(',')).filter((c) => c !== '');
+        if (ids.length === 0) return reply(400, { message: 'Missing parameter channel' });
+        for (const id of ids) {
+          const ch = this.channels.get(id);
+          if (!ch) return reply(400, { message: 'Channel not found' });
+          if (!ch.inStasis) return reply(422, { message: 'Channel not in Stasis application' });
+        }
+        for (const other of this.bridges.values()) other.channels = other.channels.filter((c) => !ids.includes(c));
+        bridge.channels.push(...ids);
+        return reply(204);
       }
     }
     if (parts[0] === 'channels') {
