@@ -169,8 +169,11 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
   });
 
   step('chats to the endCall node with streamed replies, the current node highlighted and will_attend extracted', async () => {
+    await page.getByText('Context for the chat').click();
+    expect(JSON.parse(await page.getByLabel(/^Initial context/).inputValue())).toEqual({ first_name: '', appointment_time: '' });
+    await page.getByLabel(/^Initial context/).fill(JSON.stringify({ first_name: 'Dana', appointment_time: 'Tuesday at 3pm' }));
     await page.getByRole('button', { name: 'Start chat' }).click();
-    await page.locator('.msg.assistant').filter({ hasText: 'Brightsmile Dental' }).waitFor();
+    await page.locator('.msg.assistant').filter({ hasText: 'Am I speaking with Dana?' }).waitFor();
     expect(await page.locator('g[data-node="start"].current').count()).toBe(1);
 
     fake.reply(

@@ -15,6 +15,7 @@ export function ChatPanel({ workflowId, def, onNode }: { workflowId: number; def
   const [messages, setMessages] = useState<Message[]>([]);
   const [streaming, setStreaming] = useState<string | null>(null);
   const [text, setText] = useState('');
+  const [context, setContext] = useState(() => JSON.stringify(Object.fromEntries(templateVariables(def).map((v) => [v, ''])), null, 1));
   const action = useAction();
   const log = useRef<HTMLDivElement>(null);
   const name = (id: string | null | undefined) => def.nodes.find((n) => n.id === id)?.data.name ?? id ?? '';
@@ -31,7 +32,13 @@ export function ChatPanel({ workflowId, def, onNode }: { workflowId: number; def
   const start = () =>
     action.run(async () => {
       setStreaming(null);
-      apply(await post(`/workflow/${workflowId}/chats`, {}));
+      let initial: unknown;
+      try {
+        initial = JSON.parse(context || '{}');
+      } catch {
+        throw new Error('The chat context is not valid JSON');
+      }
+      apply(await post(`/workflow/${workflowId}/chats`, { initial_context: initial }));
     });
   const send = (e: Event) => {
     e.preventDefault();
@@ -83,6 +90,13 @@ export function ChatPanel({ workflowId, def, onNode }: { workflowId: number; def
       ) : (
         <p class="muted small">Talk to the agent by text with the agent's language model. The graph highlights the node the conversation is at.</p>
       )}
+      <details>
+        <summary>Context for the chat</summary>
+        <div class="field">
+          <label for="chat-context">Initial context (JSON: the values {'{{variables}}'} render with)</label>
+          <textarea id="chat-context" rows={4} value={context} onInput={(e) => setContext(e.currentTarget.value)} />
+        </div>
+      </details>
       <div class="chat-log" ref={log} role="log" aria-live="polite" aria-label="Conversation">
         {messages.map((m) => (
           <div class={`msg ${m.role}`}>
@@ -129,4 +143,12 @@ export function ChatPanel({ workflowId, def, onNode }: { workflowId: number; def
       ) : null}
     </section>
   );
+}
+
+/** The `{{name}}` variables the definition's prompts, greetings and conditions use (not gathered_context.*). */
+export function templateVariables(def: Definition): string[] {
+  const out = new Set<string>();
+  const text = JSON.stringify(def);
+  for (const m of text.matchAll(/\{\{\s*(?:initial_context\.)?([A-Za-z_]\w*)\s*(?:\|[^}]*)?\}\}/g)) if (m[1] !== 'gathered_context') out.add(m[1]!);
+  return [...out];
 }

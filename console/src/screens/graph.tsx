@@ -20,7 +20,7 @@ export interface Definition {
 
 const W = 190;
 const H = 58;
-const GAP_X = 70;
+const GAP_X = 90;
 const GAP_Y = 110;
 const PAD = 24;
 
@@ -104,9 +104,10 @@ export function GraphView(props: {
         const y2 = forward ? b.y : b.y + H / 2;
         const d = forward
           ? `M${x1},${y1} C${x1},${y1 + GAP_Y / 2} ${x2},${y2 - GAP_Y / 2} ${x2},${y2}`
-          : `M${a.x + W},${y1} C${a.x + W + 60},${y1} ${b.x + W + 60},${y2} ${b.x + W},${y2}`;
-        const mx = forward ? (x1 + x2) / 2 : Math.max(a.x, b.x) + W + 40;
-        const my = (y1 + y2) / 2;
+          : `M${a.x + W},${y1} C${a.x + W + 100},${y1} ${b.x + W + 100},${y2} ${b.x + W},${y2}`;
+        // labels sit nearer the target, so the edges fanning out of one node keep theirs apart
+        const mx = forward ? x1 + (x2 - x1) * 0.72 : Math.max(a.x, b.x) + W + 75;
+        const my = forward ? y1 + (y2 - y1) * 0.55 : (y1 + y2) / 2;
         const errors = props.invalid?.get(`edge:${e.id}`);
         const cls = ['edge', props.selected === `edge:${e.id}` ? 'selected' : '', errors ? 'invalid' : ''].join(' ');
         return (
