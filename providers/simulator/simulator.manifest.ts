@@ -11,6 +11,8 @@ export const simulatorManifest: ProviderManifest = {
   displayName: 'Simulator (no real calls)',
   docsUrl: 'https://github.com/callplane/callplane/blob/main/docs/providers.md#the-simulator',
   mediaTransport: 'none',
+  /** It can hand a live call over (docs/voice.md "Transfers"). */
+  capabilities: { transfer: true },
   media: simulatorMedia,
   fields: [
     {

@@ -13,6 +13,9 @@ import {
   type TelephonyProvider,
   type WebhookRequest,
 } from '../../plugins/sdk.js';
+import type { CallerScript } from '../../core/ports/simulated-callers.port.js';
+import type { TransferTarget } from '../../core/calls/transfer-target.js';
+import type { TransferOptions, TransferResult } from '../../core/ports/telephony-provider.port.js';
 import { simulatorManifest } from './simulator.manifest.js';
 import { SCENARIO_FINAL_EVENT, SIMULATOR_EVENTS, scenarioFor } from './simulator.status-map.js';
 
@@ -38,6 +41,8 @@ interface SimulatedCall {
   state: 'queued' | 'ringing' | 'in_progress';
   timer: ReturnType<typeof setTimeout> | null;
   answeredAt: number | null;
+  /** A simulated caller talks on this call once answered (it then ends on hang-up, not after `talk_ms`). */
+  caller?: CallerScript | null;
 }
 
 /** How many final states `getCallStatus` remembers (reconciliation asks shortly after a call ends). */
@@ -91,6 +96,27 @@ export class SimulatorProvider implements TelephonyProvider {
     else this.finish(providerCallId, call, 'canceled');
   }
 
+  /**
+   * A simulated cold transfer (docs/voice.md "Transfers"), decided by the target's last two digits like a dial
+   * (API.md 8): `00` fails (`failed`), `01` is busy (`busy`), `02` does not answer (`no_answer`); anything else
+   * succeeds, and the caller then talks with the person for `talk_ms` before the call completes. A SIP target
+   * without digits succeeds. Only a call in progress can be transferred (`call_not_active`). Never throws.
+   */
+  async transfer(providerCallId: string, target: TransferTarget, _options: TransferOptions): Promise<TransferResult> {
+    const call = this.calls.get(providerCallId);
+    if (!call || call.state !== 'in_progress') return { ok: false, reason: 'call_not_active', detail: `simulator: call ${providerCallId} is not in progress` };
+    const digits = (target.kind === 'sip' ? target.address.replace(/^sips?:/, '').split('@')[0]! : target.address).replace(/\D/g, '');
+    const lastTwo = digits.slice(-2);
+    if (lastTwo === '00') return { ok: false, reason: 'failed', detail: `simulator: transfer to ${target.address} failed (ends in 00)` };
+    if (lastTwo === '01') return { ok: false, reason: 'busy', detail: `simulator: ${target.address} is busy (ends in 01)` };
+    if (lastTwo === '02') return { ok: false, reason: 'no_answer', detail: `simulator: ${target.address} did not answer (ends in 02)` };
+    // the agent has left; the caller and the person talk, then the call completes
+    if (call.timer) clearTimeout(call.timer);
+    call.caller = null;
+    this.after(providerCallId, this.config.talkMs, () => this.finish(providerCallId, call, 'completed', this.elapsedSeconds(call)));
+    return { ok: true, detail: `simulator: connected to ${target.address}` };
+  }
+
   async getCallStatus(providerCallId: string): Promise<NormalizedCallEvent | null> {
     const call = this.calls.get(providerCallId);
     if (call) return { kind: 'status', runId: call.runId, providerCallId, status: call.state };
@@ -122,9 +148,14 @@ export class SimulatorProvider implements TelephonyProvider {
     return parseSimulatorStatus(request);
   }
 
-  inboundAnswer(input: { runId: number; providerCallId: string; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup {
+  /**
+   * Answers at once. With a caller script (API.md 13) the call is held until it is hung up: the host's simulated
+   * caller talks with the agent in process and hangs up through `hangup` when the conversation is over; a host
+   * without a voice pipeline runs it on the timers like any other call.
+   */
+  inboundAnswer(input: { runId: number; providerCallId: string; mediaUrl: string; statusCallbackUrl: string; caller?: CallerScript }): ProviderMarkup {
     if (!this.closed && !this.calls.has(input.providerCallId) && !this.finals.has(input.providerCallId)) {
-      const call: SimulatedCall = { runId: input.runId, state: 'queued', timer: null, answeredAt: null };
+      const call: SimulatedCall = { runId: input.runId, state: 'queued', timer: null, answeredAt: null, caller: input.caller ?? null };
       this.calls.set(input.providerCallId, call);
       this.after(input.providerCallId, 0, () => this.answer(input.providerCallId, call));
     }
@@ -141,6 +172,7 @@ export class SimulatorProvider implements TelephonyProvider {
     call.state = 'in_progress';
     call.answeredAt = Date.now();
     this.emit(id, call, 'answered');
+    if (call.caller && this.context.connectSimulatedCaller?.({ runId: call.runId, providerCallId: id, caller: call.caller, hangUp: () => this.hangup(id) })) return;
     this.after(id, this.config.talkMs, () => this.finish(id, call, 'completed', this.config.talkMs / 1000));
   }
 
