@@ -90,6 +90,10 @@ export * from './calls/media-token.js';
 export * from './calls/media-wav.js';
 export * from './calls/provider-webhooks.use-case.js';
 export * from './calls/receive-inbound-call.use-case.js';
+export * from './calls/transfer-call.use-case.js';
+export * from './calls/transfer-target.js';
+export * from './ports/call-transfer.port.js';
+export * from './runs/disposition-precedence.js';
 
 // campaigns and uploads
 export * from './campaigns/agent-readiness.js';
