@@ -95,6 +95,21 @@ describe('AmdDetector', () => {
     expect(decision(d.classified('machine', 3400))).toMatchObject({ result: { verdict: 'machine', source: 'llm', decidedAtMs: 3400 } });
   });
 
+  it('with a classifier, a long greeting is judged by the model first (a person who talks on)', () => {
+    const d = new AmdDetector({ classifier: true });
+    d.speechStarted(300);
+    d.transcript('Hello, yes, this is Sam Carter speaking', false, 2500);
+    const events = d.advance(2900);
+    expect(events).toEqual([{ type: 'classify', text: 'Hello, yes, this is Sam Carter speaking', atMs: 2900 }]);
+    expect(decision(d.classified('human', 3300))).toMatchObject({ result: { verdict: 'human', source: 'llm' } });
+
+    const failing = new AmdDetector({ classifier: true });
+    failing.speechStarted(300);
+    failing.transcript('Thanks for calling Acme Dental', false, 2500);
+    failing.advance(2900);
+    expect(decision(failing.classified(null, 3300))).toMatchObject({ result: { verdict: 'machine', source: 'heuristic', reason: 'a greeting longer than 2600 ms' } });
+  });
+
   it('a classifier that fails falls back to the word rule', () => {
     const d = new AmdDetector({ classifier: true });
     d.speechStarted(300);

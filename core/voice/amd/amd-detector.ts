@@ -16,7 +16,8 @@
  *  1. a strong voicemail phrase in the transcript → machine;
  *  2. a beep → machine;
  *  3. speech lasting `machineGreetingMs` without a pause of `greetingGapMs` → machine (people say "Hello?"
- *     and wait; recorded greetings go on);
+ *     and wait; recorded greetings go on), unless a configured model, asked once with the words so far, says
+ *     human;
  *  4. a greeting of at most `humanGreetingMaxMs` followed by `greetingGapMs` of silence → human;
  *  5. a longer greeting followed by silence: a weak phrase ("you've reached") → machine; else the model when one
  *     is configured; else `machineWordCount` words or more, or an initial silence of `initialSilenceMs` before
@@ -200,7 +201,8 @@ export class AmdDetector {
       // with audio, speech lasts to the last loud frame (the VAD reports its end a hangover later)
       const voicedUntil = this.audioSeen ? this.lastVoicedMs : now;
       if (this.speaking && this.greetingStartMs !== null && voicedUntil !== null && voicedUntil - this.greetingStartMs >= o.machineGreetingMs) {
-        this.decide('machine', 'heuristic', `a greeting longer than ${o.machineGreetingMs} ms`, now, events);
+        // a person who talks on is the long-greeting rule's mistake: a model, when there is one, judges the words first
+        if (!this.askModel(now, events)) this.decide('machine', 'heuristic', `a greeting longer than ${o.machineGreetingMs} ms`, now, events);
       } else if (!this.speaking && this.greetingStartMs !== null && this.lastSpeechEndMs !== null && now - this.lastSpeechEndMs >= o.greetingGapMs) {
         this.judgeEndedGreeting(this.lastSpeechEndMs + o.greetingGapMs, events);
       } else if (this.greetingStartMs === null && !this.speaking && now - o.startMs >= o.noSpeechMs) {
@@ -235,14 +237,8 @@ export class AmdDetector {
       this.decide('machine', 'heuristic', `voicemail phrase "${phrase.label}" in a ${Math.round(length)} ms greeting`, atMs, events);
       return;
     }
-    if (o.classifier && !this.classifyAnswered) {
-      if (!this.classifyAsked && text !== '') {
-        this.classifyAsked = true;
-        events.push({ type: 'classify', text, atMs });
-      }
-      // no text yet: the STT's final may still come; the timeout decides otherwise
-      if (this.classifyAsked || text === '') return;
-    }
+    // no text yet: the STT's final may still come; the timeout decides otherwise
+    if (this.askModel(atMs, events) || (o.classifier && !this.classifyAnswered && text === '')) return;
     const words = wordCount(text);
     if (words >= o.machineWordCount) {
       this.decide('machine', 'heuristic', `a ${Math.round(length)} ms greeting of ${words} words`, atMs, events);
@@ -251,6 +247,18 @@ export class AmdDetector {
     } else {
       this.decide('human', 'heuristic', `a ${Math.round(length)} ms greeting of ${words} words then silence`, atMs, events);
     }
+  }
+
+  /** With a classifier not yet answered: asks once (when there is text) and returns true while its answer is awaited. */
+  private askModel(atMs: number, events: AmdEvent[]): boolean {
+    if (!this.options.classifier || this.classifyAnswered) return false;
+    if (!this.classifyAsked) {
+      const text = this.text;
+      if (text === '') return false;
+      this.classifyAsked = true;
+      events.push({ type: 'classify', text, atMs });
+    }
+    return true;
   }
 
   private decide(verdict: AmdVerdict, source: AmdResult['source'], reason: string, atMs: number, events: AmdEvent[]): void {
