@@ -12,6 +12,7 @@ import { foundationModule, type FoundationOptions } from './modules/foundation.m
 import { identityModule } from './modules/identity.module.js';
 import { storageModule } from './modules/storage.module.js';
 import { telephonyModule } from './modules/telephony.module.js';
+import { transfersModule } from './modules/transfers.module.js';
 import { aiServicesModule } from './modules/ai-services.module.js';
 import { chatsModule } from './modules/chats.module.js';
 import { campaignsModule } from './modules/campaigns.module.js';
@@ -40,6 +41,7 @@ export function buildContainer(options: FoundationOptions & { providers?: Provid
   workflowsModule(c);
   const providers = options.providers ?? ProviderRegistry.builtIn({ allowPrivateNetwork: options.settings.allowPrivateNetwork });
   telephonyModule(c, providers);
+  transfersModule(c);
   aiServicesModule(c, providers.ai);
   chatsModule(c);
   campaignsModule(c, options.settings);
