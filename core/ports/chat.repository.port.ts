@@ -27,7 +27,8 @@ export interface ChatRepository {
   get(organizationId: number, workflowId: number, chatId: number): Promise<Chat | null>;
   /**
    * Replaces the chat's state and `updatedAt` and bumps its revision, only if its stored revision is still
-   * `expectedRevision` (an atomic conditional update). Returns the saved chat; null when absent or in another
+   * `expectedRevision` (an atomic conditional update). Returns the saved chat, whose `state` is `change.state`
+   * itself (not a copy read back: the caller hands the state over); null when absent or in another
    * organization; throws `ConflictError('chat_busy')` when the revision moved on (another writer saved first:
    * nothing is written). Not idempotent: a repeated save with the same expected revision is refused.
    */

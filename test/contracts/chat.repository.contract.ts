@@ -100,6 +100,14 @@ export function runChatRepositoryContract(label: string, make: () => Promise<Cha
       expect(await h.repo.get(orgA, wfA.id, c.id)).toEqual(saved);
     });
 
+    it('hands the saved state back as given, without reading the JSON it just wrote back', async () => {
+      const c = await chat(orgA, wfA);
+      const next = sampleConversationState({ idle_strikes: 1 });
+      const saved = await h.repo.save(orgA, c.id, { expectedRevision: 1, state: next, now: at(5) });
+      expect(saved!.state).toBe(next);
+      expect((await h.repo.get(orgA, wfA.id, c.id))!.state).toEqual(next);
+    });
+
     it('refuses a save of a revision another writer already moved on, writing nothing', async () => {
       const c = await chat(orgA, wfA);
       const first = sampleConversationState({ node_id: 'confirm', node_path: ['start', 'confirm'] });

@@ -68,9 +68,15 @@ export class MongoChatRepository implements ChatRepository {
     const d = await this.chats.findOneAndUpdate(
       { _id: chatId, organizationId, revision: change.expectedRevision },
       { $set: { status: change.state.status, stateJson: toJsonText(change.state), updatedAt: change.now }, $inc: { revision: 1 } },
-      { returnDocument: 'after' },
+      { returnDocument: 'after', projection: { stateJson: 0 } },
     );
-    if (d) return chatFromDocument(d);
+    // the state just written is not read back: the saved chat carries the one given
+    if (d) {
+      return {
+        id: d._id, organizationId: d.organizationId, workflowId: d.workflowId, definitionId: d.definitionId,
+        state: change.state, revision: d.revision, createdAt: new Date(d.createdAt), updatedAt: new Date(d.updatedAt),
+      };
+    }
     if (await this.chats.countDocuments({ _id: chatId, organizationId }, { limit: 1 }) > 0) throw chatBusy();
     return null;
   }

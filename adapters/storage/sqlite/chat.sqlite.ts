@@ -20,7 +20,11 @@ export const chatFromRow = (r: ChatRow): Chat => ({
   updatedAt: fromMs(r.updated_at),
 });
 
-/** ChatRepository on the embedded database: the save is one `UPDATE ... WHERE revision = ?`, atomic by itself. */
+/**
+ * ChatRepository on the embedded database: a turn is one read and one `UPDATE ... WHERE revision = ?` (atomic by
+ * itself). The update returns only the columns it changed: the saved chat carries the state it was given instead
+ * of parsing back the JSON just written (a chat's state is ~10 kB after 20 turns).
+ */
 export class SqliteChatRepository implements ChatRepository {
   private readonly q;
 
@@ -30,9 +34,10 @@ export class SqliteChatRepository implements ChatRepository {
         `INSERT INTO chats (organization_id, workflow_id, definition_id, status, state, revision, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, 1, ?, ?) RETURNING *`),
       get: db.prepare<[number, number, number], ChatRow>('SELECT * FROM chats WHERE organization_id = ? AND workflow_id = ? AND id = ?'),
-      save: db.prepare<{ org: number; id: number; expected: number; status: string; state: string; now: number }, ChatRow>(
+      save: db.prepare<{ org: number; id: number; expected: number; status: string; state: string; now: number }, Omit<ChatRow, 'state' | 'status'>>(
         `UPDATE chats SET status = @status, state = @state, revision = revision + 1, updated_at = @now
-         WHERE organization_id = @org AND id = @id AND revision = @expected RETURNING *`),
+         WHERE organization_id = @org AND id = @id AND revision = @expected
+         RETURNING id, organization_id, workflow_id, definition_id, revision, created_at, updated_at`),
       exists: db.prepare<[number, number], { id: number }>('SELECT id FROM chats WHERE organization_id = ? AND id = ?'),
       page: db.prepare<[number, number, number, number], ChatRow>(
         `SELECT * FROM chats WHERE organization_id = ? AND workflow_id = ?
@@ -58,7 +63,12 @@ export class SqliteChatRepository implements ChatRepository {
       org: organizationId, id: chatId, expected: change.expectedRevision, status: change.state.status,
       state: JSON.stringify(change.state), now: toMs(change.now),
     });
-    if (r) return chatFromRow(r);
+    if (r) {
+      return {
+        id: r.id, organizationId: r.organization_id, workflowId: r.workflow_id, definitionId: r.definition_id,
+        state: change.state, revision: r.revision, createdAt: fromMs(r.created_at), updatedAt: fromMs(r.updated_at),
+      };
+    }
     if (this.q.exists.get(organizationId, chatId)) throw chatBusy();
     return null;
   }
