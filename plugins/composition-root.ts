@@ -19,6 +19,7 @@ import { campaignsModule } from './modules/campaigns.module.js';
 import { schedulerModule } from './modules/scheduler.module.js';
 import { usageModule } from './modules/usage.module.js';
 import { mediaModule } from './modules/media.module.js';
+import { voiceModule } from './modules/voice.module.js';
 import { webhooksModule } from './modules/webhooks.module.js';
 import { ProviderRegistry } from './provider-registry.js';
 import { workflowsModule } from './modules/workflows.module.js';
@@ -49,6 +50,7 @@ export function buildContainer(options: FoundationOptions & { providers?: Provid
   schedulerModule(c, options.settings);
   usageModule(c);
   mediaModule(c, options.settings);
+  voiceModule(c, options.settings);
 
   const version = packageVersion();
   c.bind(HttpRoutesToken).toResolvedValue(

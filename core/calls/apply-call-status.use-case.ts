@@ -27,7 +27,7 @@ const outcomeOf = (event: NormalizedCallEvent & { kind: 'status' }): CallOutcome
  *
  * Disposition on a final status: a connected call (`completed`) keeps the disposition the agent set, else
  * `completed`; a call that did not connect gets its outcome (`busy`, `no_answer`, `voicemail`, `failed`,
- * `canceled`).
+ * `canceled`); a disposition the event carries (Callplane's own decision, `agent_not_configured`) replaces both.
  *
  * Another call's event is never applied (`provider_call_id_mismatch`, logged): an event naming a provider call id
  * other than the one the run recorded (nor naming it among its `callIds`), or one already recorded by another
@@ -74,7 +74,7 @@ export class ApplyCallStatus {
     if (providerCallId) update.providerCallId = providerCallId;
     if (final && outcome) {
       const agentSet = run.gatheredContext.mapped_call_disposition;
-      const disposition = outcome === 'completed' ? (typeof agentSet === 'string' && agentSet ? agentSet : 'completed') : outcome;
+      const disposition = event.disposition ?? (outcome === 'completed' ? (typeof agentSet === 'string' && agentSet ? agentSet : 'completed') : outcome);
       update.disposition = disposition;
       update.gatheredContext = { mapped_call_disposition: disposition };
     }

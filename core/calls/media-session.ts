@@ -163,6 +163,8 @@ export class MediaSession {
   /** The caller's audio as the recording keeps it (μ-law 8 kHz), converted from the stream's format. */
   private toRecording: AudioConverter | null = null;
   private notRecordedReason: string | null = null;
+  /** A voice session records this call itself (stereo): the caller-only recording is neither kept nor attached. */
+  private recordingHandedOver = false;
   private inboundBytes = 0;
   private outboundBytes = 0;
   private ignored = 0;
@@ -248,7 +250,16 @@ export class MediaSession {
       return true;
     }
     this.inboundBytes += bytes.length;
-    return this.recording ? this.recording.write(this.toRecording!.convert(bytes)) : true;
+    return this.recording && !this.recordingHandedOver ? this.recording.write(this.toRecording!.convert(bytes)) : true;
+  }
+
+  /**
+   * A talking call's voice session records the call itself (caller left, agent right, docs/voice.md "Making
+   * calls talk"): from now on the caller's audio is no longer stored here and no `recording_url` is attached by
+   * this session (the stream's summary still is). Idempotent.
+   */
+  handOverRecording(): void {
+    this.recordingHandedOver = true;
   }
 
   whenDrained(cb: () => void): void {
@@ -335,12 +346,12 @@ export class MediaSession {
       timeline_dropped: this.timelineDropped,
     };
     await this.deps.runs.attachArtifacts(this.run.organizationId, this.run.id, {
-      ...(recording ? { recordingKey: recording.key } : {}),
+      ...(recording && !this.recordingHandedOver ? { recordingKey: recording.key } : {}),
       annotations: { media_stream: summary },
       log: {
         ts: endedAt.toISOString(),
         event: 'media_stream_ended',
-        message: recording ? `recorded ${recording.dataBytes} bytes of caller audio` : 'no recording',
+        message: this.recordingHandedOver ? 'recorded by the voice session' : recording ? `recorded ${recording.dataBytes} bytes of caller audio` : 'no recording',
         details: { provider: this.framing.provider, end_reason: reason, duration_ms: summary.duration_ms },
       },
       now: endedAt,

@@ -123,7 +123,10 @@ export class HandleInboundWebhook {
     const runId = result.run.id;
     return {
       kind: 'markup',
-      markup: instance.inboundAnswer({ runId, providerCallId: call.providerCallId, mediaUrl: this.urls.media(provider, runId), statusCallbackUrl: this.urls.status(provider, runId) }),
+      markup: instance.inboundAnswer({
+        runId, providerCallId: call.providerCallId, mediaUrl: this.urls.media(provider, runId), statusCallbackUrl: this.urls.status(provider, runId),
+        ...(call.caller ? { caller: call.caller } : {}),
+      }),
     };
   }
 

@@ -1,3 +1,4 @@
+import type { CallerScript, SimulatedCallRequest } from './simulated-callers.port.js';
 import type { TransferTarget } from '../calls/transfer-target.js';
 import type { RunStatus } from '../runs/run.js';
 import type { ProviderManifest } from '../telephony/provider-manifest.js';
@@ -56,6 +57,11 @@ export type NormalizedCallEvent =
       durationSeconds?: number;
       at?: Date;
       detail?: string;
+      /**
+       * Final statuses only: the disposition Callplane itself decided for a connected call it could not serve
+       * (`agent_not_configured`); replaces the outcome's. Providers never set it.
+       */
+      disposition?: string;
     }
   | { kind: 'ignored'; reason: string };
 
@@ -78,6 +84,8 @@ export interface InboundCall {
   to: string;
   /** The provider account the call arrived on (matched with the configuration's account id). */
   accountId: string | null;
+  /** The simulator's test calls only: a caller script to play (API.md 13), handed to `inboundAnswer`. */
+  caller?: CallerScript;
 }
 
 /** A response body the provider expects (TwiML, NCCO, JSON). */
@@ -167,7 +175,7 @@ export interface TelephonyProvider {
    * The markup that connects an answered inbound call to our media endpoint. Event-driven providers may
    * also start the call's own flow here (the simulator schedules its status events).
    */
-  inboundAnswer(input: { runId: number; providerCallId: string; mediaUrl: string; statusCallbackUrl: string }): ProviderMarkup;
+  inboundAnswer(input: { runId: number; providerCallId: string; mediaUrl: string; statusCallbackUrl: string; caller?: CallerScript }): ProviderMarkup;
   /**
    * The markup of an outbound call's answer URL (`POST /telephony/<provider>/answer/<run_id>`, given to the
    * provider as `PlaceCallRequest.answerUrl`), for providers that fetch call instructions when the callee
@@ -198,6 +206,11 @@ export interface ProviderContext {
   reportStatus(event: NormalizedCallEvent & { kind: 'status' }): Promise<void>;
   reportInbound(call: InboundCall & { configurationId: number }): Promise<{ runId: number } | { refused: string }>;
   allowPrivateNetwork: boolean;
+  /**
+   * The simulator only: opens an in-process media loop with a simulated caller for an answered call (API.md 13,
+   * `SimulatedCallers.connect`); false (or absent) when this process runs no voice pipeline.
+   */
+  connectSimulatedCaller?(request: Omit<SimulatedCallRequest, 'provider'>): boolean;
   /** Already redacts the manifest's sensitive fields; still never log credentials on purpose. */
   log: Logger;
   /**

@@ -1,3 +1,4 @@
+import type { SimulatedCallRequest } from '../ports/simulated-callers.port.js';
 import { InputError } from '../errors.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { TelephonyConfigurationRepository } from '../ports/telephony-configuration.repository.port.js';
@@ -13,6 +14,8 @@ const credentialsVersion = (c: TelephonyConfiguration): string => JSON.stringify
 export interface ProviderEventSink {
   reportStatus(provider: string, event: NormalizedCallEvent & { kind: 'status' }): Promise<void>;
   reportInbound(provider: string, call: InboundCall & { configurationId: number }): Promise<{ runId: number } | { refused: string }>;
+  /** Simulated callers (API.md 13): false when this process runs no voice pipeline. */
+  connectSimulatedCaller?(request: SimulatedCallRequest): boolean;
 }
 
 export interface ProviderInstancesOptions {
@@ -61,6 +64,7 @@ export class ProviderInstances {
       log: this.log.child({ provider: providerId, telephony_configuration_id: configuration.id }),
       reportStatus: (event) => this.sink.reportStatus(providerId, event),
       reportInbound: (call) => this.sink.reportInbound(providerId, call),
+      connectSimulatedCaller: (request) => this.sink.connectSimulatedCaller?.({ ...request, provider: providerId }) ?? false,
     };
     const provider = plugin.create({ ...config, configurationId: configuration.id, organizationId: configuration.organizationId }, context);
     if (!this.closed) this.live.set(configuration.id, { version, provider });

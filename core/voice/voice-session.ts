@@ -765,6 +765,7 @@ function recordOf(state: ConversationRecord): ConversationRecord {
     gathered_context: state.gathered_context,
     disposition: state.disposition,
     end_reason: state.end_reason,
+    ...(state.transfer ? { transfer: state.transfer } : {}),
     usage: state.usage,
     log: state.log,
     started_at: state.started_at,

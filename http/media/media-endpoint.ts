@@ -52,8 +52,16 @@ export interface MediaEndpointDeps {
   timers?: PlayoutTimers;
 }
 
-/** A connected, authorized stream's two-way channel, with its run and the `start` that opened it. */
-export type MediaChannelListener = (run: Run, channel: WebSocketMediaChannel, start: MediaStart) => void;
+/**
+ * A connected, authorized stream's two-way channel, with its run and the `start` that opened it; `stream` lets a
+ * voice session take over the call's recording (`MediaSession.handOverRecording`).
+ */
+export type MediaChannelListener = (run: Run, channel: WebSocketMediaChannel, start: MediaStart, stream: StreamControl) => void;
+
+/** What a channel listener may ask of the stream's media session. */
+export interface StreamControl {
+  handOverRecording(): void;
+}
 
 const realTimers: PlayoutTimers = {
   now: () => performance.now(),
@@ -254,7 +262,7 @@ export class MediaEndpoint {
   }
 
   /** The two-way channel of a stream whose start was accepted, handed to the `onChannel` listeners. */
-  private openChannel(ws: WebSocket, framing: MediaFraming, run: Run, start: MediaStart, log: Logger, onHangUp: () => void): WebSocketMediaChannel | null {
+  private openChannel(ws: WebSocket, framing: MediaFraming, run: Run, start: MediaStart, log: Logger, onHangUp: () => void, stream: StreamControl): WebSocketMediaChannel | null {
     const hangUpCall = this.deps.hangUpCall;
     const wireFormat = audioFormatOfMedia(start.format);
     let channel: WebSocketMediaChannel;
@@ -281,7 +289,7 @@ export class MediaEndpoint {
     }
     for (const listener of this.channelListeners) {
       try {
-        listener(run, channel, start);
+        listener(run, channel, start, stream);
       } catch (e) {
         log.error({ err: (e as Error)?.message }, 'media channel listener failed');
       }
@@ -322,7 +330,7 @@ export class MediaEndpoint {
           if (firstStart && !conn.channel) {
             conn.channel = this.openChannel(ws, framing, run, message.start, log, () => {
               endReason = 'hangup';
-            });
+            }, { handOverRecording: () => session.handOverRecording() });
           }
           return;
         }

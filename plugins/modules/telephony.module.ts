@@ -25,6 +25,7 @@ import {
   CreatePhoneNumber, DeletePhoneNumber, GetPhoneNumber, ListPhoneNumbers, PhoneNumberService, SetDefaultCallerId, UpdatePhoneNumber,
 } from '../../core/telephony/phone-numbers.use-case.js';
 import { ProviderInstances } from '../../core/telephony/provider-instances.js';
+import { SimulatedCallers } from '../../core/ports/simulated-callers.port.js';
 import {
   CreateTelephonyConfiguration, DeleteTelephonyConfiguration, GetTelephonyConfiguration, ListTelephonyConfigurations,
   SetDefaultOutboundConfiguration, TelephonyConfigurationReader, UpdateTelephonyConfiguration,
@@ -90,6 +91,8 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
           const r = await receive.execute({ provider, accountId: call.accountId, configurationId: call.configurationId, providerCallId: call.providerCallId, from: call.from, to: call.to });
           return r.kind === 'accepted' ? { runId: r.run.id } : { refused: r.reason };
         },
+        // bound by the voice module in processes that run the voice pipeline; resolved per call (modules bind later)
+        connectSimulatedCaller: (request) => c.isBound(SimulatedCallers) && c.get<SimulatedCallers>(SimulatedCallers).connect(request),
       }, log, { publicUrl: s.publicUrl, allowPrivateNetwork: s.allowPrivateNetwork, persistentConnections: s.role !== 'api' });
       lifecycle.onStop('telephony-providers', () => instances.closeAll());
       return instances;

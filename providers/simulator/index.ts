@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { defineProviderPlugin, type InboundRefusal, type ProviderMarkup, type WebhookRequest } from '../../plugins/sdk.js';
+import { parseCallerScript } from '../../core/ports/simulated-callers.port.js';
+import { defineProviderPlugin, ValidationError, type InboundRefusal, type ProviderMarkup, type WebhookRequest } from '../../plugins/sdk.js';
 import { simulatorManifest } from './simulator.manifest.js';
 import { SimulatorProvider, simulatorConfig } from './simulator.provider.js';
 
@@ -18,7 +19,10 @@ export default defineProviderPlugin({
    * credentials of the organization owning the configuration (API.md section 8).
    */
   webhookAuth: 'organization-credentials',
-  /** The test endpoint `POST /api/v1/telephony/simulator/inbound {account_id, from, to, call_id?}`. */
+  /**
+   * The test endpoint `POST /api/v1/telephony/simulator/inbound {account_id, from, to, call_id?, caller?}`;
+   * `caller: {lines, persona?}` brings a simulated caller (API.md 13), a malformed one is 422 at `caller`.
+   */
   parseInboundCall(request: WebhookRequest) {
     const body = request?.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
     const to = typeof body.to === 'string' ? body.to.trim() : '';
@@ -26,7 +30,9 @@ export default defineProviderPlugin({
     const from = typeof body.from === 'string' ? body.from.trim() : '';
     const accountId = typeof body.account_id === 'string' && body.account_id ? body.account_id : 'simulator';
     const callId = typeof body.call_id === 'string' && body.call_id ? body.call_id : `sim-in-${randomUUID()}`;
-    return { providerCallId: callId, from, to, accountId };
+    const caller = parseCallerScript(body.caller);
+    if (caller && 'error' in caller) throw new ValidationError([{ loc: ['body', 'caller'], msg: caller.error, type: 'value_error' }]);
+    return { providerCallId: callId, from, to, accountId, ...(caller ? { caller } : {}) };
   },
   inboundReject(reason: InboundRefusal): ProviderMarkup {
     const r = REFUSALS[reason] ?? REFUSALS.phone_number_not_found;

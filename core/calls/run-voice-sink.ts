@@ -1,0 +1,112 @@
+/**
+ * Where a talking call's voice session leaves its record (API.md 13; docs/voice.md "Making calls talk"): the
+ * `VoiceSessionSink` of one run. Called once by the session, after the last words were heard and BEFORE it hangs
+ * up, so every ending (endCall, caller hang-up, idle, time limit, a provider failing) is persisted first.
+ *
+ * In order: the transcript artifact (`{"turns": [...]}`, only what the caller heard) and the stereo WAV (caller
+ * left, agent right) go to the object store and onto the run (`transcript_url`, `recording_url`) with the
+ * voice metrics (`annotations.voice_metrics`, read by `GET .../runs/{run_id}/metrics`); the run's log gets
+ * `node_entered`, `variables_extracted` and one `turn` entry per agent reply; `gathered_context` (extracted
+ * values and `mapped_call_disposition`), the disposition and `cost_info.service_token_usage` are applied through
+ * `RunRepository.applyStatus` (status `in_progress`: the one disposition rule of core/runs decides what stands,
+ * and the carrier's final status keeps the agent's disposition); last, an endCall with `transfer_to` hands the
+ * caller over through `CallTransfer`. Each step failing is logged and the next still runs (the call must hang
+ * up). Idempotent: the same keys are overwritten, equal log entries are not repeated.
+ */
+import type { CallTransfer } from '../ports/call-transfer.port.js';
+import type { Clock } from '../ports/clock.port.js';
+import type { ConversationRecord } from '../ports/conversation-record.port.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { ObjectStore } from '../ports/object-store.port.js';
+import type { RunRepository } from '../ports/run.repository.port.js';
+import type { Run } from '../runs/run.js';
+import type { VoiceSessionArtifacts, VoiceSessionSink } from '../voice/voice-session-sink.js';
+
+export const transcriptKeyOf = (run: Pick<Run, 'organizationId' | 'id'>): string => `runs/${run.organizationId}/${run.id}/transcript.json`;
+/** The talking call's stereo recording (the caller-only recording of a stream lives at `recording.wav`). */
+export const callRecordingKeyOf = (run: Pick<Run, 'organizationId' | 'id'>): string => `runs/${run.organizationId}/${run.id}/call.wav`;
+
+/** What `annotations.voice_metrics` holds (the metrics endpoint answers it). */
+export interface StoredVoiceMetrics {
+  turns: number;
+  latency_p50_ms: number | null;
+  latency_p95_ms: number | null;
+  interruptions: number;
+  recording_duration_ms: number;
+  end_reason: string;
+  /** One entry per agent reply, in order. */
+  entries: Array<{ turn: number } & VoiceSessionArtifacts['latency'][number]>;
+}
+
+export interface RunVoiceSinkDeps {
+  runs: Pick<RunRepository, 'attachArtifacts' | 'applyStatus'>;
+  store: Pick<ObjectStore, 'put'>;
+  clock: Clock;
+  log: Logger;
+  /** Hands a call over at an endCall node with `transfer_to`; absent: no transfers (logged). */
+  transfer?: CallTransfer;
+}
+
+export class RunVoiceSink implements VoiceSessionSink {
+  constructor(
+    private readonly run: Pick<Run, 'organizationId' | 'id'>,
+    private readonly deps: RunVoiceSinkDeps,
+  ) {}
+
+  async onEnded(record: ConversationRecord, artifacts: VoiceSessionArtifacts): Promise<void> {
+    const { organizationId, id } = this.run;
+    const log = this.deps.log.child({ run_id: id });
+    const now = this.deps.clock.now();
+    const step = async (what: string, fn: () => Promise<unknown>) => {
+      try {
+        await fn();
+      } catch (e) {
+        log.error({ err: (e as Error)?.message, step: what }, 'storing part of the call record failed');
+      }
+    };
+    let transcriptKey: string | undefined;
+    let recordingKey: string | undefined;
+    await step('transcript', async () => {
+      const body = new TextEncoder().encode(JSON.stringify(artifacts.transcript));
+      transcriptKey = (await this.deps.store.put(transcriptKeyOf(this.run), body, { contentType: 'application/json' })).key;
+    });
+    await step('recording', async () => {
+      recordingKey = (await this.deps.store.put(callRecordingKeyOf(this.run), artifacts.recording, { contentType: 'audio/wav' })).key;
+    });
+    const metrics: StoredVoiceMetrics = {
+      ...artifacts.metrics,
+      recording_duration_ms: artifacts.recordingDurationMs,
+      end_reason: artifacts.outcome.reason,
+      entries: artifacts.latency.map((l, i) => ({ turn: i + 1, ...l })),
+    };
+    await step('artifacts', () => this.deps.runs.attachArtifacts(organizationId, id, {
+      ...(transcriptKey ? { transcriptKey } : {}),
+      ...(recordingKey ? { recordingKey } : {}),
+      annotations: { voice_metrics: metrics },
+      now,
+    }));
+    await step('logs', async () => {
+      for (const entry of artifacts.logs) await this.deps.runs.attachArtifacts(organizationId, id, { log: entry, now });
+    });
+    const tokens = record.usage.prompt_tokens + record.usage.completion_tokens;
+    const disposition = artifacts.outcome.reason === 'failed' ? 'failed' : record.disposition ?? artifacts.outcome.disposition;
+    await step('disposition', () => this.deps.runs.applyStatus(organizationId, id, {
+      status: 'in_progress',
+      disposition,
+      gatheredContext: { ...record.gathered_context, mapped_call_disposition: disposition },
+      costInfo: { service_token_usage: tokens },
+      log: {
+        ts: now.toISOString(),
+        event: 'conversation_ended',
+        message: `the conversation ended (${artifacts.outcome.reason}), disposition ${disposition}`,
+        details: { reason: artifacts.outcome.reason, disposition, turns: artifacts.metrics.turns, ...(artifacts.outcome.error ? { error: artifacts.outcome.error } : {}) },
+      },
+      at: now,
+    }));
+    if (record.transfer && record.end_reason === 'end_node') {
+      const transfer = this.deps.transfer;
+      if (!transfer) log.warn({ to: record.transfer.to }, 'the agent asked for a transfer but this process has no transfer use case');
+      else await step('transfer', () => transfer.transfer({ organizationId, runId: id, to: record.transfer!.to }));
+    }
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * Makes a connected call talk (API.md 11 and 13; docs/voice.md "Making calls talk"). Called with the two-way
+ * `MediaChannel` of every media stream whose `start` was accepted (the media endpoint's hook, or a simulated
+ * caller's in-process loop):
+ *
+ * - the run's workflow names `llm`, `stt` and `tts` (`canTalk`): one `VoiceSession` is built from the
+ *   organization's services (LanguageModel, SpeechToText, TextToSpeech), the process's VAD factory and shared
+ *   playout pacer, the workflow definition the run was started with (`definition_id`), the run's
+ *   `initial_context` over the workflow's `template_context_variables`, the voice settings of
+ *   `workflow_configurations`, and a `RunVoiceSink` that persists every ending before the hang-up;
+ * - it does not, on a real carrier: the caller hears a short notice (`noticeTonesMulaw`), the run ends `failed`
+ *   with disposition `agent_not_configured` through the one status path, then the call is hung up;
+ * - it does not, on the simulator: nothing (the simulator runs such calls as timers, API.md 8);
+ * - the session cannot be built (a service deleted since the workflow was saved, a plugin gone): logged, the run
+ *   ends `failed` with disposition `agent_unavailable`, the call is hung up.
+ * Never throws: the media stream goes on (recorded) whatever happens here.
+ */
+import { Conversation } from '../conversation/conversation.js';
+import type { CallTransfer } from '../ports/call-transfer.port.js';
+import type { Clock } from '../ports/clock.port.js';
+import type { LanguageModelFactory } from '../ports/language-model-factory.port.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { MediaChannel } from '../ports/media-channel.port.js';
+import type { ObjectStore } from '../ports/object-store.port.js';
+import type { RunRepository } from '../ports/run.repository.port.js';
+import type { SpeechServices } from '../ports/speech-factory.port.js';
+import type { NormalizedCallEvent } from '../ports/telephony-provider.port.js';
+import type { Timers } from '../ports/timers.port.js';
+import type { VoiceActivityDetectorFactory } from '../ports/voice-activity-detector.port.js';
+import type { WorkflowRepository } from '../ports/workflow.repository.port.js';
+import type { Run } from '../runs/run.js';
+import { fromSessionAudio } from '../voice/carrier-audio.js';
+import { noticeTonesMulaw } from '../voice/notice-tones.js';
+import type { PlayoutPacer } from '../voice/playout-pacer.js';
+import { VoiceSession } from '../voice/voice-session.js';
+import { voiceSettingsFrom, type VoiceSettings } from '../voice/voice-settings.js';
+import { canTalk, type WorkflowConfigurations } from '../workflows/workflow-configurations.js';
+import { WorkflowGraph } from '../workflows/workflow-graph.js';
+import { RunVoiceSink } from './run-voice-sink.js';
+
+/** The provider that still runs calls of agents that cannot talk as timers (API.md 8). */
+const SIMULATOR = 'simulator';
+
+export interface StartCallConversationDeps {
+  runs: Pick<RunRepository, 'get' | 'attachArtifacts' | 'applyStatus'>;
+  workflows: Pick<WorkflowRepository, 'get' | 'getDefinition'>;
+  models: LanguageModelFactory;
+  speech: SpeechServices;
+  vad: VoiceActivityDetectorFactory;
+  pacer: PlayoutPacer;
+  timers: Timers;
+  clock: Clock;
+  store: Pick<ObjectStore, 'put'>;
+  /** The one status path (`ApplyCallStatus`): how a call that cannot talk ends `failed`. */
+  applyStatus: { execute(provider: string, event: NormalizedCallEvent, runId?: number): Promise<unknown> };
+  transfer?: CallTransfer;
+  log: Logger;
+  /** Overrides of the voice settings for every call (tests, benchmarks: shorter endpointing). */
+  settings?: Partial<VoiceSettings>;
+}
+
+export type CallConversationStart =
+  | { kind: 'talking'; session: VoiceSession }
+  /** The simulator with an agent that cannot talk: its timers run the call. */
+  | { kind: 'timers' }
+  | { kind: 'refused'; disposition: 'agent_not_configured' | 'agent_unavailable' };
+
+export class StartCallConversation {
+  constructor(private readonly deps: StartCallConversationDeps) {}
+
+  async execute(run: Run, channel: MediaChannel, provider: string): Promise<CallConversationStart> {
+    const log = this.deps.log.child({ run_id: run.id, provider });
+    try {
+      const workflow = await this.deps.workflows.get(run.organizationId, run.workflowId);
+      const config = (workflow?.workflowConfigurations ?? {}) as Record<string, unknown>;
+      if (!workflow || !canTalk(config)) {
+        if (provider === SIMULATOR) return { kind: 'timers' };
+        log.warn({ workflow_id: run.workflowId }, 'inbound call to an agent without llm, stt and tts: notice, then hang-up');
+        await this.refuse(run, channel, provider, 'agent_not_configured', 'the agent has no llm, stt and tts configured (workflow_configurations)');
+        return { kind: 'refused', disposition: 'agent_not_configured' };
+      }
+      const c = config as WorkflowConfigurations;
+      const version = await this.deps.workflows.getDefinition(run.organizationId, run.workflowId, run.definitionId);
+      if (!version) throw new Error(`workflow ${run.workflowId} has no definition ${run.definitionId}`);
+      const graph = WorkflowGraph.fromDefinition(version.definition);
+      const [lm, stt, tts] = await Promise.all([
+        this.deps.models.forService(run.organizationId, c.llm!.service_id),
+        this.deps.speech.stt(run.organizationId, c.stt!.service_id),
+        this.deps.speech.tts(run.organizationId, c.tts!.service_id),
+      ]);
+      const conversation = Conversation.start({
+        graph,
+        model: { lm, model: c.llm!.model, ...(typeof c.llm!.temperature === 'number' ? { temperature: c.llm!.temperature } : {}) },
+        clock: this.deps.clock,
+        logger: log,
+        initialContext: { ...workflow.templateContextVariables, ...run.initialContext },
+      });
+      const settings = voiceSettingsFrom(config);
+      const session = new VoiceSession({
+        id: `run-${run.id}`,
+        channel,
+        conversation,
+        graph,
+        stt,
+        sttOptions: { ...(c.stt!.model ? { model: c.stt!.model } : {}), ...(c.stt!.language ? { language: c.stt!.language } : {}) },
+        tts,
+        ttsOptions: { ...(c.tts!.voice ? { voice: c.tts!.voice } : {}), ...(c.tts!.model ? { model: c.tts!.model } : {}) },
+        vad: this.deps.vad,
+        pacer: this.deps.pacer,
+        timers: this.deps.timers,
+        clock: this.deps.clock,
+        sink: new RunVoiceSink(run, { runs: this.deps.runs, store: this.deps.store, clock: this.deps.clock, log, ...(this.deps.transfer ? { transfer: this.deps.transfer } : {}) }),
+        settings: { ...settings, ...this.deps.settings, endpointing: { ...settings.endpointing, ...this.deps.settings?.endpointing } },
+        logger: log,
+      });
+      session.start();
+      log.info({ workflow_id: run.workflowId, definition_id: run.definitionId }, 'the call talks');
+      return { kind: 'talking', session };
+    } catch (e) {
+      log.error({ err: (e as Error)?.message }, 'the call could not talk: its agent\'s services are unavailable');
+      await this.refuse(run, channel, provider, 'agent_unavailable', `the agent's services are unavailable: ${(e as Error)?.message ?? String(e)}`);
+      return { kind: 'refused', disposition: 'agent_unavailable' };
+    }
+  }
+
+  /** The notice, the run `failed` with `disposition` (before the hang-up: the carrier's later status cannot replace it), then the hang-up. */
+  private async refuse(run: Run, channel: MediaChannel, provider: string, disposition: string, detail: string): Promise<void> {
+    try {
+      const notice = noticeTonesMulaw();
+      const wire = fromSessionAudio(channel.outFormat).convert(notice);
+      channel.sendAudio(wire);
+      const playMs = (notice.length / 8000) * 1000;
+      await new Promise<void>((resolve) => this.deps.timers.setTimeout(resolve, playMs + 200));
+      await this.deps.applyStatus.execute(provider, {
+        kind: 'status', runId: run.id, status: 'failed', outcome: 'failed', disposition, at: this.deps.clock.now(), detail,
+      }, run.id);
+    } catch (e) {
+      this.deps.log.error({ run_id: run.id, err: (e as Error)?.message }, 'ending a call that cannot talk failed');
+    }
+    await channel.hangUp(disposition);
+  }
+}

@@ -1,0 +1,102 @@
+import type { Server } from 'node:http';
+import type { Container } from 'inversify';
+import { FallbackVadFactory } from '../../adapters/vad/fallback-vad-factory.js';
+import { SileroVoiceActivityDetectorFactory } from '../../adapters/vad/silero-vad.js';
+import { ApplyCallStatus } from '../../core/calls/apply-call-status.use-case.js';
+import { SimulatedCalls } from '../../core/calls/simulated-call.use-case.js';
+import { StartCallConversation } from '../../core/calls/start-call-conversation.use-case.js';
+import { CallTransfer } from '../../core/ports/call-transfer.port.js';
+import { Clock } from '../../core/ports/clock.port.js';
+import { LanguageModelFactory } from '../../core/ports/language-model-factory.port.js';
+import { Logger } from '../../core/ports/logger.port.js';
+import { ObjectStore } from '../../core/ports/object-store.port.js';
+import { RunRepository } from '../../core/ports/run.repository.port.js';
+import { SimulatedCallers } from '../../core/ports/simulated-callers.port.js';
+import { SpeechServices } from '../../core/ports/speech-factory.port.js';
+import { systemTimers } from '../../core/ports/timers.port.js';
+import { VoiceActivityDetectorFactory } from '../../core/ports/voice-activity-detector.port.js';
+import { WorkflowRepository } from '../../core/ports/workflow.repository.port.js';
+import { GetRunMetrics } from '../../core/runs/run-metrics.use-case.js';
+import { EnergyVoiceActivityDetectorFactory } from '../../core/voice/energy-vad.js';
+import { PlayoutPacer } from '../../core/voice/playout-pacer.js';
+import { MediaEndpoint } from '../../http/media/media-endpoint.js';
+import { runMetricsRoutes } from '../../http/routes/run-metrics.routes.js';
+import type { RouteDefinition } from '../../http/routing/route.js';
+import { simulatorMediaFraming } from '../../providers/simulator/simulator-media.js';
+import type { Lifecycle } from '../lifecycle.js';
+import type { Settings } from '../settings.js';
+import { HttpRoutesToken, HttpServerAttachmentToken, LifecycleToken } from '../tokens.js';
+import { port, provide } from './wire.js';
+
+/** The ports this module reads, typed once (wire.ts). */
+const Ports = {
+  runs: port<RunRepository>(RunRepository),
+  workflows: port<WorkflowRepository>(WorkflowRepository),
+  models: port<LanguageModelFactory>(LanguageModelFactory),
+  speech: port<SpeechServices>(SpeechServices),
+  store: port<ObjectStore>(ObjectStore),
+  clock: port<Clock>(Clock),
+  logger: port<Logger>(Logger),
+  vad: port<VoiceActivityDetectorFactory>(VoiceActivityDetectorFactory),
+  transfer: port<CallTransfer>(CallTransfer),
+  simulatedCallers: port<SimulatedCallers>(SimulatedCallers),
+  routes: port<RouteDefinition[]>(HttpRoutesToken),
+  lifecycle: port<Lifecycle>(LifecycleToken),
+};
+
+/**
+ * Talking calls (docs/voice.md "Making calls talk"): the VAD factory (Silero, warmed up at start in the worker
+ * and all-in-one roles, the energy detector when its model cannot load or `voice.vad` says so), the process's one
+ * playout pacer, `StartCallConversation` on every media stream the media endpoint accepts, simulated callers for
+ * the simulator, and `GET .../runs/{run_id}/metrics`. Wired by name (typed dependency maps). Needs runs,
+ * workflows, AI services and the media endpoint; without them only the metrics route (when runs exist) is served.
+ */
+export function voiceModule(c: Container, settings: Settings): void {
+  if (!c.isBound(RunRepository)) return;
+  provide(c, GetRunMetrics, { deps: { runs: Ports.runs }, init: (d) => new GetRunMetrics(d.runs) });
+  provide(c, Ports.routes, { deps: { getRunMetrics: GetRunMetrics }, init: (d) => runMetricsRoutes(d) });
+  const ready = [WorkflowRepository, LanguageModelFactory, SpeechServices, ObjectStore, ApplyCallStatus, MediaEndpoint].every((t) => c.isBound(t));
+  if (!ready) return;
+
+  const energyOnly = settings.voice?.vad === 'energy';
+  provide(c, Ports.vad, {
+    deps: { logger: Ports.logger },
+    init: (d) => (energyOnly
+      ? new EnergyVoiceActivityDetectorFactory()
+      : new FallbackVadFactory(new SileroVoiceActivityDetectorFactory(), d.logger.child({ component: 'voice' }))),
+  });
+  if (!energyOnly && (settings.role === 'worker' || settings.role === 'all')) {
+    c.get<Lifecycle>(LifecycleToken).onStart('voice-vad', () => {
+      (c.get<VoiceActivityDetectorFactory>(VoiceActivityDetectorFactory) as FallbackVadFactory).warmUp();
+    });
+  }
+  provide(c, PlayoutPacer, { deps: {}, init: () => new PlayoutPacer(systemTimers) });
+  provide(c, StartCallConversation, {
+    deps: {
+      runs: Ports.runs, workflows: Ports.workflows, models: Ports.models, speech: Ports.speech, vad: Ports.vad, pacer: PlayoutPacer,
+      clock: Ports.clock, store: Ports.store, applyStatus: ApplyCallStatus, transfer: Ports.transfer, logger: Ports.logger,
+    },
+    optional: ['transfer'],
+    init: (d) => new StartCallConversation({
+      ...d, timers: systemTimers, log: d.logger.child({ component: 'voice' }), ...(d.transfer ? { transfer: d.transfer } : {}),
+    }),
+  });
+  provide(c, Ports.simulatedCallers, {
+    deps: { conversations: StartCallConversation, runs: Ports.runs, workflows: Ports.workflows, speech: Ports.speech, models: Ports.models, logger: Ports.logger },
+    init: (d) => new SimulatedCalls({ ...d, framing: simulatorMediaFraming, timers: systemTimers, log: d.logger.child({ component: 'simulated-caller' }) }),
+  });
+  // every accepted media stream: the call talks when its agent can (its channel is the media endpoint's)
+  c.bind(HttpServerAttachmentToken).toResolvedValue(
+    (endpoint: MediaEndpoint, conversations: StartCallConversation, log: Logger) => (_server: Server) => {
+      const off = endpoint.onChannel((run, channel, _start, stream) => {
+        void conversations.execute(run, channel, run.provider ?? 'unknown').then((started) => {
+          if (started.kind === 'talking') stream.handOverRecording();
+        }, (e: unknown) => log.error({ run_id: run.id, err: (e as Error)?.message }, 'starting the call\'s conversation failed'));
+      });
+      return async () => {
+        off();
+      };
+    },
+    [MediaEndpoint, StartCallConversation, Logger],
+  );
+}
