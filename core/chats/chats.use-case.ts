@@ -160,7 +160,7 @@ export class CreateChat {
       initialContext: { ...workflow.templateContextVariables, ...(input.initialContext ?? {}) },
     });
     await runTurn(conversation.open(options.signal ? { signal: options.signal } : undefined), options.onEvent);
-    const chat = await this.chats.create(organizationId, { workflowId, definitionId, state: conversation.state, now: this.clock.now() });
+    const chat = await this.chats.create(organizationId, { workflowId, definitionId, state: conversation.release(), now: this.clock.now() });
     return viewOf(chat, graph);
   }
 }
@@ -197,9 +197,10 @@ export class SendChatMessage {
       const graph = await this.agents.graph(organizationId, workflowId, chat.definitionId);
       if (!graph) throw chatNotFound(); // a chat's definition is never deleted; guard anyway
       const model = await this.agents.model(organizationId, workflow);
-      const conversation = Conversation.resume(chat.state, { graph, model, clock: this.clock, logger: this.logger });
-      const turnOptions = options.signal ? { signal: options.signal } : undefined;
       const retry = chat.state.awaiting_reply && lastUserText(chat) === text;
+      // the state read is this turn's own (the repository hands out a fresh one per read): no copies of it
+      const conversation = Conversation.adopt(chat.state, { graph, model, clock: this.clock, logger: this.logger });
+      const turnOptions = options.signal ? { signal: options.signal } : undefined;
       let failure: unknown;
       try {
         await runTurn(retry ? conversation.retry(turnOptions) : conversation.send(text, turnOptions), options.onEvent);
@@ -207,7 +208,7 @@ export class SendChatMessage {
         failure = e;
       }
       // a failed turn is stored too: the user's line stays, so the message can be retried
-      const saved = await this.chats.save(organizationId, chat.id, { expectedRevision: chat.revision, state: conversation.state, now: this.clock.now() });
+      const saved = await this.chats.save(organizationId, chat.id, { expectedRevision: chat.revision, state: conversation.release(), now: this.clock.now() });
       if (!saved) throw chatNotFound();
       if (failure !== undefined) throw failure;
       return viewOf(saved, graph);

@@ -23,7 +23,10 @@ export const ChatRepository = Symbol.for('callplane.ChatRepository');
 export interface ChatRepository {
   /** Stores a chat at revision 1 and returns it with its new id. Not idempotent (each call makes a chat). */
   create(organizationId: number, input: NewChat): Promise<Chat>;
-  /** The chat, or null when absent, of another workflow, or of another organization. Idempotent. */
+  /**
+   * The chat, or null when absent, of another workflow, or of another organization. Each call returns objects of
+   * its own (a state read is the caller's to change: a chat turn runs the engine on it). Idempotent.
+   */
   get(organizationId: number, workflowId: number, chatId: number): Promise<Chat | null>;
   /**
    * Replaces the chat's state and `updatedAt` and bumps its revision, only if its stored revision is still

@@ -108,6 +108,14 @@ export function runChatRepositoryContract(label: string, make: () => Promise<Cha
       expect((await h.repo.get(orgA, wfA.id, c.id))!.state).toEqual(next);
     });
 
+    it('gives every read a state of its own, which the reader may change', async () => {
+      const c = await chat(orgA, wfA);
+      const first = (await h.repo.get(orgA, wfA.id, c.id))!;
+      first.state.messages.push({ role: 'user', text: 'changed by the reader', node_id: 'start', created_at: at(1).toISOString() });
+      first.state.node_path.push('elsewhere');
+      expect((await h.repo.get(orgA, wfA.id, c.id))!.state).toEqual(c.state);
+    });
+
     it('refuses a save of a revision another writer already moved on, writing nothing', async () => {
       const c = await chat(orgA, wfA);
       const first = sampleConversationState({ node_id: 'confirm', node_path: ['start', 'confirm'] });
