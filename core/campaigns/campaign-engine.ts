@@ -16,6 +16,7 @@ import {
   breakerTrips, shouldRetry, type Campaign, type CampaignContact, type CampaignLogEntry, type ContactAttempt, type LogLevel,
 } from './campaign.js';
 import { isWithinSchedule, nextSlotOpening } from './schedule.js';
+import { voicemailSettingsOf } from '../voice/amd/amd-result.js';
 
 export const DISPATCH_JOB = 'campaign.dispatch';
 export const RECONCILE_JOB = 'campaign.reconcile';
@@ -178,8 +179,12 @@ export class CampaignEngine implements CallOutcomeListener {
     const campaign = await this.campaigns.get(organizationId, campaignId);
     if (!campaign || campaign.state !== 'running') return;
     let definitionId: number;
+    let machineDetection = false;
     try {
-      definitionId = (await this.ensureWorkflow.execute(organizationId, campaign.workflowId)).definition.id;
+      const ready = await this.ensureWorkflow.execute(organizationId, campaign.workflowId);
+      definitionId = ready.definition.id;
+      // the carrier's AMD only for an agent that asks for voicemail detection (docs/voicemail.md)
+      machineDetection = voicemailSettingsOf(ready.workflow.workflowConfigurations) !== null;
     } catch (e) {
       if (!isWorkflowUnavailable(e)) throw e;
       const now = this.clock.now();
@@ -215,7 +220,7 @@ export class CampaignEngine implements CallOutcomeListener {
       }
       const claim: ClaimResult = await this.campaigns.claimNextContact(organizationId, campaignId, { now, leaseMs: this.options.leaseMs });
       if (claim.kind === 'claimed') {
-        this.track(this.place(claim.campaign, claim.contact, claim.attempt, configuration, definitionId, callerNumber));
+        this.track(this.place(claim.campaign, claim.contact, claim.attempt, configuration, definitionId, callerNumber, machineDetection));
         continue;
       }
       if (claim.kind === 'none_due') {
@@ -256,7 +261,7 @@ export class CampaignEngine implements CallOutcomeListener {
 
   private async place(
     campaign: Campaign, contact: CampaignContact, attempt: ContactAttempt, configuration: TelephonyConfiguration, definitionId: number,
-    callerNumber: string | null,
+    callerNumber: string | null, machineDetection: boolean,
   ): Promise<void> {
     const org = campaign.organizationId;
     try {
@@ -274,7 +279,7 @@ export class CampaignEngine implements CallOutcomeListener {
           ...contact.context, phone_number: contact.phoneNumber, called_number: contact.phoneNumber, caller_number: callerNumber,
           campaign_id: campaign.id, attempt: attempt.attemptNumber,
         },
-        machineDetection: true, ringTimeoutSeconds: this.options.ringTimeoutSeconds,
+        machineDetection, ringTimeoutSeconds: this.options.ringTimeoutSeconds,
         beforeDial: async (run) => (await this.campaigns.attachRun(org, attempt.id, { runId: run.id, now: this.clock.now() })) !== null,
       });
       if (result.kind === 'stopped') return;

@@ -34,7 +34,7 @@ import type { TransferOptions, TransferResult } from '../../core/ports/telephony
 import type { TelnyxClient } from './telnyx.client.js';
 import { telnyxPublicKey, verifyTelnyxSignature } from './telnyx-signature.js';
 import { telnyxManifest } from './telnyx.manifest.js';
-import { mapTelnyxAmd, mapTelnyxHangup, TELNYX_PROGRESS_EVENTS } from './telnyx.status-map.js';
+import { mapTelnyxHangup, TELNYX_PROGRESS_EVENTS, telnyxAmdResult } from './telnyx.status-map.js';
 
 /** The part of `TelnyxClient` the provider uses. */
 export type TelnyxApi = Pick<TelnyxClient, 'dial' | 'answer' | 'hangup' | 'getCall' | 'findPhoneNumber' | 'setPhoneNumberConnection' | 'getApplication' | 'setApplicationWebhook' | 'transfer'>;
@@ -215,7 +215,7 @@ export class TelnyxProvider implements TelephonyProvider {
       }
       if (type === 'call.machine.detection.ended' || type === 'call.machine.premium.detection.ended') {
         const result = trimmedString(payload.result) ?? 'unknown';
-        const verdict = mapTelnyxAmd(result);
+        const verdict = telnyxAmdResult(type, result)!.verdict;
         if (verdict === 'machine') {
           if (callControlId) this.hangUpMachine(callControlId);
           return { ...common, status: 'completed', outcome: 'voicemail', detail: `answered_by=${result}` };

@@ -8,6 +8,7 @@
  */
 import type { RunStatus } from '../../core/runs/run.js';
 import type { CallOutcome } from '../../core/ports/telephony-provider.port.js';
+import type { AmdResult } from '../../core/voice/amd/amd-result.js';
 
 export interface TelnyxStatusMapping {
   status: RunStatus;
@@ -55,4 +56,23 @@ export function mapTelnyxHangup(cause: string | undefined): TelnyxStatusMapping 
 
 export function mapTelnyxAmd(result: string | undefined): 'human' | 'machine' | 'unknown' {
   return (result && TELNYX_AMD_RESULT[result.trim().toLowerCase()]) || 'unknown';
+}
+
+/** The AMD webhooks Telnyx sends (`answering_machine_detection` detect / greeting_end / premium). */
+export const TELNYX_AMD_EVENTS = ['call.machine.detection.ended', 'call.machine.premium.detection.ended', 'call.machine.greeting.ended', 'call.machine.premium.greeting.ended'] as const;
+
+/**
+ * A Telnyx AMD webhook as our `AmdResult` (source `carrier`), null for any other event:
+ * `*.detection.ended` → the verdict of its `result`; `*.greeting.ended` → a machine whose greeting is over
+ * (`result` `beep_detected`: ended by a beep; `ended`, `no_beep_detected`, `not_sure`: by silence or Telnyx's timeout).
+ */
+export function telnyxAmdResult(eventType: string, result: string | undefined): AmdResult | null {
+  const value = result?.trim().toLowerCase() || 'unknown';
+  if (eventType === 'call.machine.detection.ended' || eventType === 'call.machine.premium.detection.ended') {
+    return { verdict: mapTelnyxAmd(value), source: 'carrier', reason: `telnyx ${eventType.includes('premium') ? 'premium ' : ''}result=${value}` };
+  }
+  if (eventType === 'call.machine.greeting.ended' || eventType === 'call.machine.premium.greeting.ended') {
+    return { verdict: 'machine', source: 'carrier', reason: `telnyx greeting ended (${value})`, greetingEnded: { beep: value === 'beep_detected' } };
+  }
+  return null;
 }

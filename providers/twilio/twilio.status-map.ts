@@ -9,6 +9,7 @@
  */
 import type { RunStatus } from '../../core/runs/run.js';
 import type { CallOutcome } from '../../core/ports/telephony-provider.port.js';
+import type { AmdResult, AmdVerdict } from '../../core/voice/amd/amd-result.js';
 
 export interface TwilioStatusMapping {
   status: RunStatus;
@@ -30,18 +31,32 @@ export const TWILIO_CALL_STATUS: Readonly<Record<string, TwilioStatusMapping>> =
 };
 
 /**
- * `AnsweredBy` values (answering machine detection). A machine or fax answer turns a connected call's outcome
- * into `voicemail`; `human` and `unknown` leave it as it is.
+ * `AnsweredBy` values (answering machine detection, sync on the answer URL or async on
+ * `AsyncAmdStatusCallback`; https://www.twilio.com/docs/voice/answering-machine-detection): the verdict, and
+ * for `machine_end_*` (MachineDetection=DetectMessageEnd) that the greeting is over, ended by a beep or not.
+ * A machine or fax answer turns a connected call's outcome into `voicemail`; `human` and `unknown` leave it.
  */
-export const TWILIO_ANSWERED_BY: Readonly<Record<string, 'human' | 'machine' | 'unknown'>> = {
-  human: 'human',
-  unknown: 'unknown',
-  machine_start: 'machine',
-  machine_end_beep: 'machine',
-  machine_end_silence: 'machine',
-  machine_end_other: 'machine',
-  fax: 'machine',
+export const TWILIO_ANSWERED_BY: Readonly<Record<string, { verdict: AmdVerdict; greetingEnded?: { beep: boolean } }>> = {
+  human: { verdict: 'human' },
+  unknown: { verdict: 'unknown' },
+  machine_start: { verdict: 'machine' },
+  machine_end_beep: { verdict: 'machine', greetingEnded: { beep: true } },
+  machine_end_silence: { verdict: 'machine', greetingEnded: { beep: false } },
+  machine_end_other: { verdict: 'machine', greetingEnded: { beep: false } },
+  fax: { verdict: 'machine' },
 };
+
+/**
+ * Twilio's `AnsweredBy` as our `AmdResult` (source `carrier`); null when absent or a value Twilio does not
+ * document. `MachineDetectionDuration` (ms), when sent, goes into the reason.
+ */
+export function twilioAmdResult(answeredBy: string | undefined, durationMs?: string): AmdResult | null {
+  const value = answeredBy?.trim().toLowerCase();
+  const entry = value ? TWILIO_ANSWERED_BY[value] : undefined;
+  if (!entry) return null;
+  const took = durationMs && /^\d+$/.test(durationMs) ? ` after ${durationMs} ms` : '';
+  return { verdict: entry.verdict, source: 'carrier', reason: `answered_by=${value}${took}`, ...(entry.greetingEnded ? { greetingEnded: entry.greetingEnded } : {}) };
+}
 
 /** The mapping of a Twilio status, with AMD applied; undefined for a status Twilio does not define. */
 export function mapTwilioStatus(callStatus: string, answeredBy?: string): TwilioStatusMapping | undefined {
@@ -52,5 +67,5 @@ export function mapTwilioStatus(callStatus: string, answeredBy?: string): Twilio
 }
 
 export function isMachineAnswer(answeredBy: string | undefined): boolean {
-  return answeredBy !== undefined && TWILIO_ANSWERED_BY[answeredBy.trim().toLowerCase()] === 'machine';
+  return twilioAmdResult(answeredBy)?.verdict === 'machine';
 }

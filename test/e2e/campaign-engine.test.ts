@@ -185,6 +185,18 @@ describe('campaign engine', () => {
   const get = async (id: number) => (await campaigns.get(org, id))!;
   const events = async (id: number) => (await campaigns.listLogs(org, id, 100)).map((l) => l.event);
 
+  it('asks the carrier for answering-machine detection only for an agent with voicemail.detect (docs/voicemail.md)', async () => {
+    await start(await create([SIX[0]!]));
+    expect(provider.placed.map((p) => p.machineDetection)).toEqual([false]);
+    const detecting = await workflows.create(org, {
+      name: 'VM', workflowUuid: 'u-2', definition: exampleWorkflowDefinition, templateContextVariables: {},
+      workflowConfigurations: { voicemail: { detect: true, action: 'hangup' } }, now: clock.now(),
+    });
+    workflowId = detecting.workflow.id;
+    await start(await create([SIX[0]!]));
+    expect(provider.placed.map((p) => p.machineDetection)).toEqual([false, true]);
+  });
+
   it('dials every contact, retries busy and no-answer after their delay, and counts exactly', async () => {
     const c = await create(SIX);
     await start(c);
