@@ -35,7 +35,18 @@ export interface VoiceSessionArtifacts {
   outcome: VoiceSessionOutcome;
 }
 
+/**
+ * What the sink decided about the line. `handedOver`: the caller now talks to someone else (a transfer the
+ * carrier accepted), so the session must not hang up; it only stops its own media side.
+ */
+export interface VoiceSessionEndResult {
+  handedOver?: boolean;
+}
+
 export interface VoiceSessionSink {
-  /** Stores the call's record and artifacts. May throw (logged by the session); should be idempotent. */
-  onEnded(record: ConversationRecord, artifacts: VoiceSessionArtifacts): Promise<void>;
+  /**
+   * Stores the call's record and artifacts (and performs the endCall node's transfer, if any). May throw
+   * (logged by the session, which then hangs up); should be idempotent.
+   */
+  onEnded(record: ConversationRecord, artifacts: VoiceSessionArtifacts): Promise<void | VoiceSessionEndResult>;
 }

@@ -55,6 +55,8 @@ function setup(
     ttsFailOn?: { match: RegExp; error: Error };
     ttsFormat?: AudioFormat;
     outFormat?: AudioFormat;
+    /** The sink reports the caller handed over (an accepted transfer). */
+    handOver?: boolean;
   } = {},
 ) {
   const timeline = options.timeline ?? new VirtualTimeline();
@@ -76,6 +78,7 @@ function setup(
   const sink = {
     onEnded: async (record: ConversationRecord, artifacts: VoiceSessionArtifacts) => {
       ended.push({ record, artifacts, atMs: timeline.now() - t0, hangUpsBefore: channel.hangUps.length });
+      return options.handOver ? { handedOver: true } : undefined;
     },
   };
   const session = new VoiceSession({
@@ -172,6 +175,21 @@ describe('VoiceSession: turns', () => {
     expect(end.artifacts.metrics).toMatchObject({ turns: 2, interruptions: 0 });
     expect(end.artifacts.metrics.latency_p50_ms).toBeGreaterThan(600);
     expect(s.session.state).toBe('ended');
+  });
+});
+
+describe('VoiceSession: hand-over', () => {
+  it('does not hang up when the sink handed the caller over (an accepted transfer)', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'I will be there.'], handOver: true });
+    await s.untilListening();
+    await s.timeline.advance(300);
+    s.channel.speak(800);
+    await s.untilListening();
+    await s.timeline.advance(300);
+    s.channel.speak(800);
+    await s.timeline.until(() => s.session.state === 'ended', 30_000);
+    expect(s.ended).toHaveLength(1);
+    expect(s.channel.hangUps).toEqual([]);
   });
 });
 

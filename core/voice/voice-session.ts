@@ -721,12 +721,14 @@ export class VoiceSession {
         record.gathered_context.mapped_call_disposition = 'failed';
       }
       const artifacts = this.artifacts(record, outcome);
+      let handedOver = false;
       try {
-        await this.options.sink.onEnded(record, artifacts);
+        handedOver = (await this.options.sink.onEnded(record, artifacts))?.handedOver === true;
       } catch (error) {
         this.logger.error({ err: describe(error) }, 'storing the call record failed');
       }
-      await this.channel.hangUp(outcome.reason);
+      // After an accepted transfer the carrier bridges the caller elsewhere: hanging up would end that call.
+      if (!handedOver) await this.channel.hangUp(outcome.reason);
       this.conversation.dispose();
       this.setState('ended');
       this.events.emit('ended', { ...outcome, atMs: this.timers.now() });
