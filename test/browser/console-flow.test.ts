@@ -66,7 +66,7 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
         await shot(`FAILED-${n}`).catch(() => undefined);
         throw e;
       }
-    }, timeout);
+    }, timeout ?? 45_000);
   const api = async (path: string) => {
     const token = await page.evaluate(() => sessionStorage.getItem('callplane.token'));
     const r = await fetch(`${svc.url}/api/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
@@ -79,7 +79,7 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     svc = await startTestService({ env: { CALLPLANE_ALLOW_PRIVATE_NETWORK: 'true', CALLPLANE_DATA_DIR: dataDir, LOG_LEVEL: 'warn' } });
     b = await launchBrowser();
     page = await b.context.newPage();
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(20_000);
     page.on('pageerror', (e) => errors.push(String(e)));
   }, 30_000);
 
@@ -254,11 +254,11 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     await page.getByRole('heading', { name: new RegExp(`Run #${runId}`) }).waitFor();
     const audio = page.getByLabel('Call recording');
     await audio.waitFor();
-    await page.waitForFunction(() => document.querySelector('audio')?.readyState >= 1, undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelector('audio')?.readyState >= 1);
     const duration = await page.evaluate(() => document.querySelector('audio')!.duration);
     expect(duration).toBeGreaterThan(1);
     await page.evaluate(() => document.querySelector('audio')!.play());
-    await page.waitForFunction(() => document.querySelector('audio')!.currentTime > 0.2, undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelector('audio')!.currentTime > 0.2);
     await shot('08-run-recording');
   }, 60_000);
 
