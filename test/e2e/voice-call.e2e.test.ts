@@ -7,10 +7,9 @@
  * (c) an inbound Twilio call to an agent that cannot talk: a notice, then `failed` / `agent_not_configured`.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import WebSocket from 'ws';
 import { exampleWorkflowDefinition } from '../../core/workflows/example-definition.js';
 import { ProviderRegistry } from '../../plugins/provider-registry.js';
 import ari from '../../providers/ari/index.js';
@@ -20,6 +19,8 @@ import { createTwilioPlugin } from '../../providers/twilio/index.js';
 import { computeTwilioSignature } from '../../providers/twilio/twilio-signature.js';
 import { FakeOpenAiServer } from '../fakes/openai/fake-openai-server.js';
 import { FakeTwilioServer } from '../fakes/twilio/fake-twilio-server.js';
+import { audioFixtureManifest, readAudioFixture } from '../fixtures/audio/fixtures.js';
+import { TwilioMediaCaller } from '../support/twilio-media-caller.js';
 import { startTestService, type Credentials, type TestService } from '../support/test-service.js';
 
 const PUBLIC = 'https://cp.example.test';
@@ -61,6 +62,18 @@ function wavHeader(buf: Buffer) {
   expect(buf.toString('ascii', 0, 4)).toBe('RIFF');
   const fmt = buf.indexOf('fmt ', 12, 'ascii') + 8;
   return { format: buf.readUInt16LE(fmt), channels: buf.readUInt16LE(fmt + 2), sampleRate: buf.readUInt32LE(fmt + 4), bitsPerSample: buf.readUInt16LE(fmt + 14), length: buf.length };
+}
+
+let callCounter = 0;
+/** An inbound Twilio call as Twilio places it, then its media stream opened by a loopback caller. */
+async function twilioCall(to: string): Promise<{ runId: number; caller: TwilioMediaCaller }> {
+  const callSid = `CA${String(++callCounter).padStart(32, '7')}`;
+  const r = await twilioPost('/telephony/twilio/inbound', { AccountSid: twilio.accountSid, CallSid: callSid, From: '+15559876543', To: to, Direction: 'inbound', CallStatus: 'ringing' });
+  expect(r.status).toBe(200);
+  const url = /<Stream url="([^"]+)"/.exec(r.text)![1]!;
+  const parameters = Object.fromEntries([...r.text.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]));
+  const caller = await TwilioMediaCaller.connect({ url: svc.url.replace(/^http/, 'ws') + new URL(url).pathname, callSid, parameters });
+  return { runId: Number(parameters.run_id), caller };
 }
 
 async function twilioPost(path: string, form: Record<string, string>) {
@@ -174,6 +187,59 @@ describe('calls that talk', () => {
     expect(hidden.body.code).toBe('run_not_found');
     expect(svc.logs.join('\n')).not.toContain(API_KEY);
   }, 20_000);
-});
+  it('(b) a Twilio media stream talks, and speech over the greeting is cut within 100 ms of interruption_min_speech_ms: a clear, only the heard words in the transcript', async () => {
+    const speech = readAudioFixture('barge-in-long').data;
+    // the utterance after its lead silence, about 1.2 s of it
+    const lead = (audioFixtureManifest.lead_ms * 8000) / 1000;
+    const utterance = speech.subarray(lead, lead + 8000 * 1.2);
+    openai.speech.transcribeAs('Sorry to interrupt, I need to move my appointment.');
+    openai.reply({ text: 'Of course, when would suit you?' });
+    const { runId, caller } = await twilioCall(TWILIO_NUMBER);
+    try {
+      await caller.until('the greeting to start', () => caller.agentVoiceAt.length > 0);
+      await new Promise((r) => setTimeout(r, 200));
+      const line = caller.speak(utterance);
+      await caller.until('a clear', () => caller.clearsAt.length > 0, 3000);
+      const onset = caller.spoke[line]!.onsetMs!;
+      const reaction = caller.clearsAt[0]! - onset;
+      expect(reaction).toBeGreaterThanOrEqual(300 - 40);
+      expect(reaction).toBeLessThanOrEqual(300 + 100);
+      // the reply to what the caller said comes after its speech ended
+      await caller.until('the reply', () => caller.spoke[line]!.endMs !== null && caller.agentVoiceAt.some((t) => t > caller.spoke[line]!.endMs!), 6000);
+      await new Promise((r) => setTimeout(r, 300));
+      await caller.hangUp();
+      await caller.closed;
+    } finally {
+      caller.close();
+    }
+    const run = await waitFor('the run\'s transcript', async () => (await svc.get(`/workflow/${talkingWorkflow}/runs/${runId}`, auth)).body, (b) => b.transcript_url !== null);
+    const transcript = JSON.parse((await download(run.transcript_url)).toString('utf8'));
+    const [greeting, user] = transcript.turns;
+    expect(greeting).toMatchObject({ role: 'assistant', node_id: 'start', interrupted: true });
+    const full = 'Hi, this is Ava from Brightsmile Dental. Am I speaking with Dana?';
+    expect(full.startsWith(greeting.text)).toBe(true);
+    expect(greeting.text.length).toBeLessThan(full.length);
+    expect(user).toMatchObject({ role: 'user', text: 'Sorry to interrupt, I need to move my appointment.' });
+    expect(wavHeader(await download(run.recording_url)).channels).toBe(2);
+    const metrics = (await svc.get(`/workflow/${talkingWorkflow}/runs/${runId}/metrics`, auth)).body;
+    expect(metrics.interruptions).toBe(1);
+    expect(metrics.turns).toBeGreaterThanOrEqual(1);
+  }, 15_000);
 
-export { readFileSync, WebSocket, twilioPost };
+  it('(c) an inbound Twilio call to an agent without llm, stt and tts hears a short notice and ends; its run fails with agent_not_configured', async () => {
+    const speechRequests = openai.speech.requests.length;
+    const { runId, caller } = await twilioCall(TWILIO_SILENT_NUMBER);
+    try {
+      const closed = await caller.closed;
+      expect(closed.code).toBe(1000);
+    } finally {
+      caller.close();
+    }
+    // the notice: about two seconds of tones
+    expect(caller.agentVoiceAt.length).toBeGreaterThan(50);
+    const run = (await svc.get(`/workflow/${silentWorkflow}/runs/${runId}`, auth)).body;
+    expect(run).toMatchObject({ status: 'failed', disposition: 'agent_not_configured', gathered_context: { mapped_call_disposition: 'agent_not_configured' } });
+    expect(run.transcript_url).toBeNull();
+    expect(openai.speech.requests.length).toBe(speechRequests); // tones, no speech service
+  }, 15_000);
+});
