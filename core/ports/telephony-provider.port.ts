@@ -204,7 +204,11 @@ export interface ProviderContext {
   publicUrl: string;
   /** Event-driven providers (ARI, simulator) report statuses and inbound calls through these. */
   reportStatus(event: NormalizedCallEvent & { kind: 'status' }): Promise<void>;
-  reportInbound(call: InboundCall & { configurationId: number }): Promise<{ runId: number } | { refused: string }>;
+  /**
+   * An accepted call's run, with `mediaUrl`: the run's signed media WebSocket URL (`CallUrls.media`), for
+   * providers that connect the call's media themselves (ARI's external media channel).
+   */
+  reportInbound(call: InboundCall & { configurationId: number }): Promise<{ runId: number; mediaUrl?: string } | { refused: string }>;
   allowPrivateNetwork: boolean;
   /**
    * The simulator only: opens an in-process media loop with a simulated caller for an answered call (API.md 13,

@@ -13,7 +13,7 @@ const credentialsVersion = (c: TelephonyConfiguration): string => JSON.stringify
 /** Where event-driven providers (ARI, the simulator) deliver what they observe. */
 export interface ProviderEventSink {
   reportStatus(provider: string, event: NormalizedCallEvent & { kind: 'status' }): Promise<void>;
-  reportInbound(provider: string, call: InboundCall & { configurationId: number }): Promise<{ runId: number } | { refused: string }>;
+  reportInbound(provider: string, call: InboundCall & { configurationId: number }): Promise<{ runId: number; mediaUrl?: string } | { refused: string }>;
   /** Simulated callers (API.md 13): false when this process runs no voice pipeline. */
   connectSimulatedCaller?(request: SimulatedCallRequest): boolean;
 }

@@ -82,14 +82,15 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
     [TelephonyConfigurationRepository, PhoneNumberRepository, EnsureWorkflowCanReceiveCalls, RunRepository, PhoneAddressNormalizer, Clock, Logger],
   ).inSingletonScope();
   c.bind(ProviderInstances).toResolvedValue(
-    (v: CredentialVault, cfg: TelephonyConfigurationRepository, apply: ApplyCallStatus, receive: ReceiveInboundCall, log: Logger, s: Settings, lifecycle: Lifecycle) => {
+    (v: CredentialVault, cfg: TelephonyConfigurationRepository, apply: ApplyCallStatus, receive: ReceiveInboundCall, log: Logger, s: Settings, lifecycle: Lifecycle, urls: CallUrls) => {
       const instances = new ProviderInstances(registry, v, cfg, {
         reportStatus: async (provider, event) => {
           await apply.execute(provider, event, event.runId);
         },
         reportInbound: async (provider, call) => {
           const r = await receive.execute({ provider, accountId: call.accountId, configurationId: call.configurationId, providerCallId: call.providerCallId, from: call.from, to: call.to });
-          return r.kind === 'accepted' ? { runId: r.run.id } : { refused: r.reason };
+          // the signed media URL too: ARI connects an accepted call's media itself (external media channel)
+          return r.kind === 'accepted' ? { runId: r.run.id, mediaUrl: urls.media(provider, r.run.id) } : { refused: r.reason };
         },
         // bound by the voice module in processes that run the voice pipeline; resolved per call (modules bind later)
         connectSimulatedCaller: (request) => c.isBound(SimulatedCallers) && c.get<SimulatedCallers>(SimulatedCallers).connect(request),
@@ -97,7 +98,7 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
       lifecycle.onStop('telephony-providers', () => instances.closeAll());
       return instances;
     },
-    [CredentialVault, TelephonyConfigurationRepository, ApplyCallStatus, ReceiveInboundCall, Logger, SettingsToken, LifecycleToken],
+    [CredentialVault, TelephonyConfigurationRepository, ApplyCallStatus, ReceiveInboundCall, Logger, SettingsToken, LifecycleToken, CallUrls],
   ).inSingletonScope();
 
   // persistent provider connections (ARI's event socket) live in the worker side of the process roles

@@ -28,6 +28,7 @@ import type { AriClientLike, AriLease } from './ari-connections.js';
 import { normalizeEvent, type AriEvent, type AriHealth } from './ari.client.js';
 import { ariManifest, DEFAULT_DIAL_TEMPLATE } from './ari.manifest.js';
 import { ARI_CHANNEL_STATE, mapAriHangup } from './ari.status-map.js';
+import { AriMediaBridges, MEDIA_MARK } from './ari-media-bridge.js';
 import { AriTransfers, TRANSFER_MARK } from './ari-transfer.js';
 import type { TransferTarget } from '../../core/calls/transfer-target.js';
 import type { TransferOptions, TransferResult } from '../../core/ports/telephony-provider.port.js';
@@ -43,6 +44,8 @@ export interface AriProviderConfig {
   accountId: string;
   app: string;
   dialTemplate: string;
+  /** `ws_client_name`: the websocket_client.conf connection call media goes through; empty: calls carry no media. */
+  wsClientName?: string;
 }
 
 /** The endpoint to originate to: `dial_template` with `{number}` replaced. Throws `ProviderApiError` for undialable input. */
@@ -60,6 +63,10 @@ interface TrackedCall {
   hangupRequested?: boolean;
   /** Inbound: still waiting for the host's routing decision. */
   routing?: boolean;
+  /** The run's signed media URL (`CallUrls.media`): its token reaches Asterisk's media connection. */
+  mediaUrl?: string;
+  /** The run's end was reported already (its media failed): the channel's own end reports nothing more. */
+  endReported?: boolean;
 }
 
 type StatusEvent = NormalizedCallEvent & { kind: 'status' };
@@ -75,6 +82,7 @@ export function ariEventToStatus(event: AriEvent, tracked?: Pick<TrackedCall, 'r
   switch (event.type) {
     case 'StasisStart': {
       const [mark, run] = event.args ?? [];
+      if (mark === MEDIA_MARK) return { kind: 'ignored', reason: 'StasisStart of an external media channel Callplane created' };
       if (mark === OUTBOUND_MARK && /^\d+$/.test(run ?? '')) return { ...base, runId: tracked?.runId ?? Number(run), status: 'in_progress' };
       if (tracked?.runId !== undefined && tracked.answeredAt) return { ...base, status: 'in_progress' };
       return { kind: 'ignored', reason: 'StasisStart of a channel Callplane did not originate (an inbound call)' };
@@ -108,6 +116,8 @@ export class AriSession {
   readonly calls = new Map<string, TrackedCall>();
   /** Transfer legs of this connection's calls (providers/ari/ari-transfer.ts). */
   readonly transfers: AriTransfers;
+  /** Bridges and external media channels of this connection's calls (providers/ari/ari-media-bridge.ts). */
+  readonly media: AriMediaBridges;
   private queue: Promise<void> = Promise.resolve();
   private readonly unsubscribe: Array<() => void> = [];
   private target?: { config: AriProviderConfig; context: ProviderContext };
@@ -115,6 +125,7 @@ export class AriSession {
 
   constructor(private readonly client: AriClientLike) {
     this.transfers = new AriTransfers(client);
+    this.media = new AriMediaBridges(client, (callId, reason) => this.mediaFailed(callId, reason), () => this.target?.context.log);
     this.unsubscribe.push(client.onEvent((event) => this.enqueue(() => this.handle(event))));
     this.unsubscribe.push(
       client.onHealthChange((health) => {
@@ -144,6 +155,7 @@ export class AriSession {
 
   dispose(): void {
     for (const u of this.unsubscribe.splice(0)) u();
+    this.media.clear();
   }
 
   private enqueue(task: () => Promise<void>): void {
@@ -157,6 +169,7 @@ export class AriSession {
     if (!target) return;
     if (event.application && event.application !== target.config.app) return;
     if (await this.transfers.handle(event)) return;
+    if (await this.media.handle(event)) return;
     const tracked = this.calls.get(event.channelId);
     if (event.type === 'StasisStart' && !tracked && (event.args ?? [])[0] !== OUTBOUND_MARK) {
       await this.routeInbound(event, target);
@@ -172,15 +185,52 @@ export class AriSession {
       }
       if (!tracked) this.calls.set(event.channelId, call);
     }
-    const status = ariEventToStatus(event, this.calls.get(event.channelId));
-    if (event.type === 'ChannelDestroyed') this.calls.delete(event.channelId);
+    const current = this.calls.get(event.channelId);
+    const status = ariEventToStatus(event, current);
+    if (event.type === 'ChannelDestroyed') {
+      this.calls.delete(event.channelId);
+      await this.media.release(event.channelId);
+      if (current?.endReported) return;
+    }
     if (status.kind === 'status') await target.context.reportStatus(status);
+    // an answered outbound call is in our application now: its media can be bridged
+    if (event.type === 'StasisStart' && current?.direction === 'outbound' && status.kind === 'status') await this.connectMedia(event.channelId, current, target);
+  }
+
+  /** Bridges the answered call with an external media channel, when the configuration names a media connection. */
+  private async connectMedia(channelId: string, call: TrackedCall, target: { config: AriProviderConfig; context: ProviderContext }): Promise<void> {
+    const connection = target.config.wsClientName;
+    if (!connection) {
+      target.context.log.info({ channel_id: channelId, run_id: call.runId ?? null }, 'no ws_client_name configured: the ARI call carries no media');
+      return;
+    }
+    await this.media.connect({ callId: channelId, runId: call.runId, mediaUrl: call.mediaUrl }, { app: target.config.app, connection });
+  }
+
+  /** The call's media could not be connected: its run fails with the reason and the caller is hung up. */
+  private async mediaFailed(channelId: string, reason: string): Promise<void> {
+    const target = this.target;
+    const call = this.calls.get(channelId);
+    if (!target || !call || call.endReported) return;
+    call.endReported = true;
+    const at = new Date();
+    try {
+      await target.context.reportStatus({
+        kind: 'status', providerCallId: channelId, ...(call.runId !== undefined ? { runId: call.runId } : {}), at,
+        status: 'failed', outcome: 'failed', detail: `call media failed: ${reason}`,
+        ...(call.answeredAt ? { durationSeconds: Math.max(0, Math.round((at.getTime() - call.answeredAt.getTime()) / 1000)) } : {}),
+      });
+    } finally {
+      await this.client.hangup(channelId, 'normal').catch((err: unknown) => {
+        target.context.log.warn({ channel_id: channelId, err: (err as Error)?.message }, 'hanging up an ARI call whose media failed failed');
+      });
+    }
   }
 
   private async routeInbound(event: AriEvent, target: { config: AriProviderConfig; context: ProviderContext }): Promise<void> {
     const call: TrackedCall = { direction: 'inbound', routing: true };
     this.calls.set(event.channelId, call);
-    let decision: { runId: number } | { refused: string };
+    let decision: { runId: number; mediaUrl?: string } | { refused: string };
     try {
       decision = await target.context.reportInbound({
         providerCallId: event.channelId,
@@ -196,11 +246,14 @@ export class AriSession {
     if ('runId' in decision) {
       call.runId = decision.runId;
       call.routing = false;
+      if (decision.mediaUrl) call.mediaUrl = decision.mediaUrl;
       try {
         await this.client.answer(event.channelId);
       } catch (err) {
         target.context.log.warn({ err: (err as Error)?.message, channel_id: event.channelId }, 'answering an inbound ARI call failed');
+        return;
       }
+      await this.connectMedia(event.channelId, call, target);
       return;
     }
     this.calls.delete(event.channelId);
@@ -232,6 +285,7 @@ export class AriSession {
       } else if (call.answeredAt) {
         // Ended during the gap after being answered: it completed (its exact end time is unknown).
         this.calls.delete(channelId);
+        await this.media.release(channelId);
         await target.context.reportStatus({
           kind: 'status', providerCallId: channelId, ...(call.runId !== undefined ? { runId: call.runId } : {}),
           status: 'completed', outcome: 'completed', detail: 'ended while the ARI WebSocket was down',
@@ -266,7 +320,8 @@ export class AriProvider implements TelephonyProvider {
   async placeCall(request: PlaceCallRequest): Promise<PlacedCall> {
     const endpoint = dialString(this.config.dialTemplate, request.to);
     const existing = this.session.calls.get(request.attemptKey);
-    if (!existing) this.session.calls.set(request.attemptKey, { direction: 'outbound', runId: request.runId });
+    if (!existing) this.session.calls.set(request.attemptKey, { direction: 'outbound', runId: request.runId, mediaUrl: request.mediaUrl });
+    else existing.mediaUrl ??= request.mediaUrl;
     // Events of this call only arrive on a connected socket: give a starting socket a moment.
     await waitAtMost(this.session.start(), this.options.connectWaitMs ?? 3000);
     try {
@@ -364,7 +419,7 @@ export class AriProvider implements TelephonyProvider {
 
   health(): { ok: boolean; detail?: Record<string, unknown> } {
     const h = this.client.health();
-    return { ok: h.connected, detail: { ...h, app: this.config.app, tracked_calls: this.session.calls.size } };
+    return { ok: h.connected, detail: { ...h, app: this.config.app, tracked_calls: this.session.calls.size, media_calls: this.session.media.size } };
   }
 
   /** Resolves once every ARI event received so far has been handled. */
@@ -383,6 +438,7 @@ export function parseAriInbound(body: unknown): InboundCall | { ignored: string 
     const event = normalizeEvent(body);
     if (!event || event.type !== 'StasisStart') return { ignored: 'not an ARI StasisStart event' };
     if ((event.args ?? [])[0] === OUTBOUND_MARK) return { ignored: 'a call Callplane originated' };
+    if ((event.args ?? [])[0] === MEDIA_MARK) return { ignored: 'an external media channel Callplane created' };
     if ((event.args ?? [])[0] === TRANSFER_MARK) return { ignored: 'a transfer leg Callplane originated' };
     if (!event.dialedExten) return { ignored: 'no dialed extension on the channel' };
     return { providerCallId: event.channelId, from: event.callerNumber ?? '', to: event.dialedExten, accountId: null };

@@ -68,6 +68,7 @@ export function createAriPlugin(options: AriPluginOptions = {}): ProviderPlugin 
         accountId: ariAccountId(config),
         app,
         dialTemplate: configString(config.dial_template) || DEFAULT_DIAL_TEMPLATE,
+        wsClientName: configString(config.ws_client_name),
       };
       lease.session.bind(providerConfig, context);
       // An api-role process serves one-off requests only (credentials check); workers hold the event socket.

@@ -120,6 +120,32 @@ function channels(): ApiDeclaration {
         ],
       },
       {
+        path: '/channels/externalMedia',
+        description: 'Create a channel to an External Media source/sink.',
+        operations: [
+          {
+            httpMethod: 'POST', nickname: 'externalMedia', summary: 'Start an External Media session.', responseClass: 'Channel',
+            parameters: [
+              { name: 'channelId', paramType: 'query', dataType: 'string' },
+              { name: 'app', paramType: 'query', dataType: 'string', required: true },
+              { name: 'variables', paramType: 'body', dataType: 'containers' },
+              { name: 'external_host', paramType: 'query', dataType: 'string' },
+              { name: 'encapsulation', paramType: 'query', dataType: 'string', allowableValues: { valueType: 'LIST', values: ['rtp', 'audiosocket', 'none'] } },
+              { name: 'transport', paramType: 'query', dataType: 'string', allowableValues: { valueType: 'LIST', values: ['udp', 'tcp', 'websocket'] } },
+              { name: 'connection_type', paramType: 'query', dataType: 'string', allowableValues: { valueType: 'LIST', values: ['client', 'server'] } },
+              { name: 'format', paramType: 'query', dataType: 'string', required: true },
+              { name: 'direction', paramType: 'query', dataType: 'string', allowableValues: { valueType: 'LIST', values: ['both', 'in', 'out'] } },
+              { name: 'data', paramType: 'query', dataType: 'string' },
+              { name: 'transport_data', paramType: 'query', dataType: 'string' },
+            ],
+            errorResponses: [
+              { code: 400, reason: 'Invalid parameters' },
+              { code: 409, reason: 'Channel is not in a Stasis application; Channel is already bridged' },
+            ],
+          },
+        ],
+      },
+      {
         path: '/channels/{channelId}',
         description: 'Active channel',
         operations: [
@@ -201,9 +227,29 @@ function bridges(): ApiDeclaration {
     resourcePath: '/api-docs/bridges.{format}',
     apis: [
       {
+        path: '/bridges',
+        description: 'Active bridges',
+        operations: [
+          { httpMethod: 'GET', nickname: 'list', summary: 'List all active bridges in Asterisk.', responseClass: 'List[Bridge]' },
+          {
+            httpMethod: 'POST', nickname: 'create', summary: 'Create a new bridge.', responseClass: 'Bridge',
+            parameters: [
+              { name: 'type', paramType: 'query', dataType: 'string' },
+              { name: 'bridgeId', paramType: 'query', dataType: 'string' },
+              { name: 'name', paramType: 'query', dataType: 'string' },
+            ],
+            errorResponses: [{ code: 409, reason: 'Bridge with the same bridgeId already exists' }],
+          },
+        ],
+      },
+      {
         path: '/bridges/{bridgeId}',
         description: 'Individual bridge',
         operations: [
+          {
+            httpMethod: 'GET', nickname: 'get', summary: 'Get bridge details.', responseClass: 'Bridge',
+            parameters: [bridgeIdPath], errorResponses: [{ code: 404, reason: 'Bridge not found' }],
+          },
           {
             httpMethod: 'POST', nickname: 'createWithId', summary: 'Create a new bridge or updates an existing one.', responseClass: 'Bridge',
             parameters: [

@@ -16,6 +16,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { basicCredentials, FakeHttpServer, readBody, type Reply } from '../fake-http-server.js';
 import { ariApiDocs, withBasePath, type AriEventType } from './ari-api-docs.js';
+import { connectionUri, FakeMediaLeg } from './fake-chan-websocket.js';
 
 export interface FakeAriOptions {
   username?: string;
@@ -89,6 +90,13 @@ interface Socket {
 }
 
 export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
+  /**
+   * websocket_client.conf: connection id → URI. `POST /channels/externalMedia` with `transport=websocket` and one of
+   * these ids as `external_host` connects out to the URI (fake-chan-websocket.ts); an unknown id answers 400.
+   */
+  readonly websocketClients = new Map<string, string>();
+  /** The chan_websocket leg of every external media channel created, by channel id (kept after it ends). */
+  readonly mediaLegs = new Map<string, FakeMediaLeg>();
   readonly channels = new Map<string, FakeChannel>();
   /** Bridges by id, with the ids of the channels in them (a channel is in one bridge at most). */
   readonly bridges = new Map<string, { id: string; type: string; channels: string[] }>();
@@ -237,6 +245,7 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
   }
 
   override async close(): Promise<void> {
+    for (const leg of this.mediaLegs.values()) leg.close();
     this.dropWebSockets();
     this.wss.close();
     await super.close();
@@ -275,6 +284,8 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
   }
 
   private destroy(ch: FakeChannel, cause: number, causeText?: string): void {
+    // a chan_websocket channel hung up closes its WebSocket
+    this.mediaLegs.get(ch.id)?.close();
     if (ch.inStasis) {
       ch.inStasis = false;
       this.emit(ch.app, 'StasisEnd', { channel: this.snapshot(ch) });
@@ -396,6 +407,20 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
         return names.has(parts[1]) ? reply(200, describe(parts[1])) : reply(404, { message: 'Application not found' });
       }
     }
+    if (parts[0] === 'bridges' && parts.length === 1) {
+      if (method === 'GET') return reply(200, [...this.bridges.values()].map((b) => bridgeJson(b)));
+      if (method === 'POST') {
+        const id = q.get('bridgeId') || `${Date.now()}.${this.nextSeq()}`;
+        if (this.bridges.has(id)) return reply(409, { message: 'Bridge with the same bridgeId already exists' });
+        const created = { id, type: q.get('type') ?? 'mixing', channels: [] as string[] };
+        this.bridges.set(id, created);
+        return reply(200, bridgeJson(created));
+      }
+    }
+    if (parts[0] === 'bridges' && parts.length === 2 && method === 'GET') {
+      const found = this.bridges.get(parts[1]);
+      return found ? reply(200, bridgeJson(found)) : reply(404, { message: 'Bridge not found' });
+    }
     if (parts[0] === 'bridges' && parts.length >= 2) {
       const bridge = this.bridges.get(parts[1]);
       if (parts.length === 2 && method === 'POST') {
@@ -424,6 +449,7 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
     if (parts[0] === 'channels') {
       if (parts.length === 1 && method === 'GET') return reply(200, [...this.channels.values()].map((c) => this.snapshot(c)));
       if (parts.length === 1 && method === 'POST') return this.originate(q.get('channelId') ?? undefined, q, body, reply);
+      if (parts.length === 2 && method === 'POST' && parts[1] === 'externalMedia') return this.externalMedia(q, reply);
       const ch = this.channels.get(parts[1]);
       if (parts.length === 2 && method === 'POST') return this.originate(parts[1], q, body, reply);
       if (!ch) return reply(404, { message: 'Channel not found' });
@@ -460,6 +486,69 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
       }
     }
     return reply(404, { message: 'Resource not found' });
+  }
+
+  /**
+   * `POST /channels/externalMedia` as Asterisk 20.16+/21.11+/22.6+ answers it for `transport=websocket` (checks from
+   * res/ari/resource_channels.c): a `WebSocket/<external_host>/<transport_data>d(<direction>)` channel is created
+   * and dialed at once; Asterisk answers with its snapshot (state Down) before the WebSocket is up. When the
+   * connection is up the channel is answered and enters the application (`StasisStart` with the `data` args);
+   * when it fails the channel is destroyed (cause 38); when the application hangs up or closes, cause 16.
+   */
+  private externalMedia(q: URLSearchParams, reply: Reply): void {
+    const app = q.get('app') ?? '';
+    const transport = q.get('transport') || 'udp';
+    const encapsulation = q.get('encapsulation') || 'rtp';
+    const host = q.get('external_host') ?? '';
+    const format = q.get('format') ?? '';
+    const direction = q.get('direction') ?? '';
+    if (!app) return reply(400, { message: 'app cannot be empty' });
+    if (transport === 'websocket' && encapsulation !== 'none') return reply(400, { message: "encapsulation must be 'none' for websocket transport" });
+    if (transport !== 'websocket') return reply(501, { message: 'The encapsulation and/or transport is not supported' });
+    if ((q.get('connection_type') || 'client') !== 'client') return reply(501, { message: 'The fake speaks chan_websocket client connections only' });
+    const uri = this.websocketClients.get(host);
+    if (!uri) return reply(400, { message: 'external_host must be a valid websocket_client connection id.' });
+    if (!format) return reply(400, { message: 'format cannot be empty' });
+    if (direction && !['both', 'in', 'out'].includes(direction)) return reply(400, { message: 'Invalid direction specified' });
+    const id = q.get('channelId') || `${Date.now()}.${this.nextSeq()}`;
+    if (this.channels.has(id)) return reply(409, { message: 'Channel with given unique ID already exists' });
+    const transportData = q.get('transport_data') ?? '';
+    const ch: FakeChannel = {
+      id,
+      name: `WebSocket/${host}/0x${this.nextSeq()}`,
+      state: 'Down',
+      caller: { name: '', number: '' },
+      connected: { name: '', number: '' },
+      accountcode: '',
+      dialplan: { context: 'default', exten: 's', priority: 1, app_name: '', app_data: '' },
+      creationtime: asteriskTime(),
+      language: 'en',
+      app,
+      appArgs: (q.get('data') ?? '').split(',').filter((a) => a !== ''),
+      inStasis: false,
+      endpoint: `WebSocket/${host}${transportData ? `/${transportData}` : ''}${direction ? `${transportData ? '' : '/'}d(${direction})` : ''}`,
+      variables: { MEDIA_WEBSOCKET_CONNECTION_ID: host, MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE: '160' },
+    };
+    this.channels.set(id, ch);
+    const live = () => this.channels.get(id) === ch;
+    const leg = new FakeMediaLeg(id, ch.name, host, connectionUri(uri, transportData), format, {
+      connected: () => {
+        if (!live()) return;
+        ch.state = 'Up';
+        this.emit(ch.app, 'ChannelStateChange', { channel: this.snapshot(ch) });
+        ch.inStasis = true;
+        this.emit(ch.app, 'StasisStart', { args: ch.appArgs, channel: this.snapshot(ch) });
+      },
+      failed: () => {
+        if (live()) this.destroy(ch, 38);
+      },
+      ended: () => {
+        if (live()) this.destroy(ch, 16);
+      },
+    });
+    this.mediaLegs.set(id, leg);
+    reply(200, this.snapshot(ch));
+    leg.dial();
   }
 
   private originate(
@@ -502,6 +591,10 @@ export class FakeAriServer extends FakeHttpServer<RecordedAriRequest> {
     this.channels.set(id, ch);
     reply(200, this.snapshot(ch));
   }
+}
+
+function bridgeJson(b: { id: string; type: string; channels: string[] }): Record<string, unknown> {
+  return { id: b.id, technology: 'simple_bridge', bridge_type: b.type, bridge_class: 'stasis', creator: 'Stasis', name: '', channels: [...b.channels], creationtime: asteriskTime() };
 }
 
 function queryObject(params: URLSearchParams): Record<string, string> {
