@@ -1,0 +1,116 @@
+import { describe, expect, it } from '@jest/globals';
+import { silentLogger } from '../ports/logger.port.js';
+import type { ConversationRecord } from '../ports/conversation-record.port.js';
+import type { RunStatusUpdate } from '../ports/run.repository.port.js';
+import type { TransferCallRequest } from '../ports/call-transfer.port.js';
+import type { VoiceSessionArtifacts } from '../voice/voice-session-sink.js';
+import { callRecordingKeyOf, RunVoiceSink, transcriptKeyOf } from './run-voice-sink.js';
+
+const RUN = { organizationId: 7, id: 42 };
+const NOW = new Date('2026-03-01T10:00:00.000Z');
+
+function record(over: Partial<ConversationRecord> = {}): ConversationRecord {
+  return {
+    status: 'ended', node_id: 'end', node_path: ['start', 'end'], messages: [],
+    gathered_context: { will_attend: true, mapped_call_disposition: 'appointment_confirmed' }, disposition: 'appointment_confirmed', end_reason: 'end_node',
+    usage: { prompt_tokens: 120, completion_tokens: 30 }, log: [], started_at: NOW.toISOString(), ended_at: NOW.toISOString(), ...over,
+  };
+}
+
+function artifacts(over: Partial<VoiceSessionArtifacts> = {}): VoiceSessionArtifacts {
+  return {
+    transcript: { turns: [{ role: 'assistant', text: 'Hi', node_id: 'start', start_ms: 0, end_ms: 400, interrupted: false }] as never },
+    recording: new Uint8Array([82, 73, 70, 70]), recordingDurationMs: 1000,
+    latency: [{ end_of_speech_to_first_audio: 640, stt: 90, llm_first_token: 300, tts_first_audio: 80 }],
+    metrics: { turns: 1, latency_p50_ms: 640, latency_p95_ms: 640, interruptions: 0 },
+    logs: [
+      { ts: '2026-03-01T10:00:00.000Z', event: 'node_entered', details: { node_id: 'start' } },
+      { ts: '2026-03-01T10:00:01.000Z', event: 'turn', details: { end_of_speech_to_first_audio: 640 } },
+    ],
+    outcome: { reason: 'end_node', disposition: 'appointment_confirmed' },
+    ...over,
+  };
+}
+
+function fakes() {
+  const calls: string[] = [];
+  const attached: Array<Record<string, unknown>> = [];
+  const statuses: RunStatusUpdate[] = [];
+  const stored = new Map<string, Uint8Array>();
+  const transfers: TransferCallRequest[] = [];
+  return {
+    calls, attached, statuses, stored, transfers,
+    deps: {
+      runs: {
+        attachArtifacts: async (_o: number, _r: number, patch: Record<string, unknown>) => {
+          calls.push('attach');
+          attached.push(patch);
+          return null;
+        },
+        applyStatus: async (_o: number, _r: number, update: RunStatusUpdate) => {
+          calls.push('status');
+          statuses.push(update);
+          return { applied: true, run: null };
+        },
+      },
+      store: {
+        put: async (key: string, body: unknown) => {
+          calls.push(`put ${key}`);
+          stored.set(key, body as Uint8Array);
+          return { key, size: 0, contentType: '' };
+        },
+      },
+      clock: { now: () => NOW },
+      log: silentLogger,
+      transfer: {
+        transfer: async (r: TransferCallRequest) => {
+          calls.push('transfer');
+          transfers.push(r);
+          return { disposition: 'transferred' as const, to: r.to };
+        },
+      },
+    },
+  };
+}
+
+describe('RunVoiceSink', () => {
+  it('stores the transcript and the stereo recording, attaches them with the metrics, appends every log entry, then applies context, disposition and tokens', async () => {
+    const f = fakes();
+    await new RunVoiceSink(RUN, f.deps).onEnded(record(), artifacts());
+    expect(f.calls).toEqual([`put ${transcriptKeyOf(RUN)}`, `put ${callRecordingKeyOf(RUN)}`, 'attach', 'attach', 'attach', 'status']);
+    expect(JSON.parse(new TextDecoder().decode(f.stored.get('runs/7/42/transcript.json')))).toEqual({ turns: [expect.objectContaining({ text: 'Hi' })] });
+    expect(f.attached[0]).toMatchObject({
+      transcriptKey: 'runs/7/42/transcript.json', recordingKey: 'runs/7/42/call.wav',
+      annotations: { voice_metrics: { turns: 1, latency_p50_ms: 640, interruptions: 0, recording_duration_ms: 1000, end_reason: 'end_node', entries: [{ turn: 1, end_of_speech_to_first_audio: 640, stt: 90, llm_first_token: 300, tts_first_audio: 80 }] } },
+    });
+    expect(f.attached.slice(1).map((a) => (a.log as { event: string }).event)).toEqual(['node_entered', 'turn']);
+    expect(f.statuses[0]).toMatchObject({
+      status: 'in_progress', disposition: 'appointment_confirmed',
+      gatheredContext: { will_attend: true, mapped_call_disposition: 'appointment_confirmed' }, costInfo: { service_token_usage: 150 },
+    });
+  });
+
+  it('a provider that failed for good ends the run\'s disposition `failed` with the error in the log', async () => {
+    const f = fakes();
+    await new RunVoiceSink(RUN, f.deps).onEnded(record({ disposition: null, end_reason: null }), artifacts({ outcome: { reason: 'failed', disposition: 'failed', error: 'tts failed: 500' } }));
+    expect(f.statuses[0]).toMatchObject({ disposition: 'failed', gatheredContext: { mapped_call_disposition: 'failed' }, log: { details: { error: 'tts failed: 500' } } });
+  });
+
+  it('an endCall with transfer_to hands the caller over after the record is stored; a failing step does not stop the others', async () => {
+    const f = fakes();
+    f.deps.store.put = async () => {
+      throw new Error('disk full');
+    };
+    await new RunVoiceSink(RUN, f.deps).onEnded(record({ disposition: 'transferred', transfer: { to: '+15551234567', valid: true } }), artifacts());
+    expect(f.calls.at(-2)).toBe('status');
+    expect(f.calls.at(-1)).toBe('transfer');
+    expect(f.transfers).toEqual([{ organizationId: 7, runId: 42, to: '+15551234567' }]);
+    expect(f.attached[0]).not.toHaveProperty('recordingKey');
+  });
+
+  it('no transfer when the caller hung up before the endCall node\'s last words', async () => {
+    const f = fakes();
+    await new RunVoiceSink(RUN, f.deps).onEnded(record({ end_reason: 'hang_up', transfer: { to: '+15551234567', valid: true } }), artifacts());
+    expect(f.transfers).toEqual([]);
+  });
+});

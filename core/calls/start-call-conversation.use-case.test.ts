@@ -1,0 +1,76 @@
+import { describe, expect, it } from '@jest/globals';
+import { MemoryMediaChannel } from '../../test/fakes/memory-media-channel.js';
+import { VirtualTimeline } from '../../test/fakes/virtual-timeline.js';
+import { silentLogger } from '../ports/logger.port.js';
+import type { NormalizedCallEvent } from '../ports/telephony-provider.port.js';
+import type { Run } from '../runs/run.js';
+import { EnergyVoiceActivityDetectorFactory } from '../voice/energy-vad.js';
+import { PlayoutPacer } from '../voice/playout-pacer.js';
+import { exampleWorkflowDefinition } from '../workflows/example-definition.js';
+import { StartCallConversation } from './start-call-conversation.use-case.js';
+
+const RUN = { id: 5, organizationId: 1, workflowId: 9, definitionId: 3, initialContext: {}, provider: 'twilio' } as unknown as Run;
+const TALKING = { llm: { service_id: 1, model: 'm' }, stt: { service_id: 2 }, tts: { service_id: 3 } };
+
+function setup(configurations: Record<string, unknown>, failModels = false) {
+  const t = new VirtualTimeline();
+  const order: string[] = [];
+  const statuses: Array<{ provider: string; event: NormalizedCallEvent }> = [];
+  const channel = new MemoryMediaChannel(t);
+  const hangUp = channel.hangUp.bind(channel);
+  channel.hangUp = async (reason: string) => {
+    order.push(`hangup ${reason}`);
+    await hangUp(reason);
+  };
+  const useCase = new StartCallConversation({
+    runs: { get: async () => null, attachArtifacts: async () => null, applyStatus: async () => ({ applied: true, run: null }) },
+    workflows: {
+      get: async () => ({ workflowConfigurations: configurations, templateContextVariables: {} }) as never,
+      getDefinition: async () => ({ definition: exampleWorkflowDefinition }) as never,
+    },
+    models: { forService: async () => { if (failModels) throw new Error('ai service 1 was deleted'); return null as never; } },
+    speech: { stt: async () => null as never, tts: async () => null as never },
+    vad: new EnergyVoiceActivityDetectorFactory(), pacer: new PlayoutPacer(t), timers: t, clock: t.clock, store: { put: async (key) => ({ key, size: 0, contentType: '' }) },
+    applyStatus: {
+      execute: async (provider, event) => {
+        order.push(`status ${(event as { status: string }).status}`);
+        statuses.push({ provider, event });
+        return null;
+      },
+    },
+    log: silentLogger,
+  });
+  return { t, channel, useCase, order, statuses };
+}
+
+describe('StartCallConversation', () => {
+  it('on the simulator, an agent without llm, stt and tts leaves the call to the simulator\'s timers: nothing is played or applied', async () => {
+    const s = setup({ llm: TALKING.llm });
+    expect(await s.useCase.execute({ ...RUN, provider: 'simulator' }, s.channel, 'simulator')).toEqual({ kind: 'timers' });
+    expect(s.channel.sent).toEqual([]);
+    expect(s.order).toEqual([]);
+  });
+
+  it('on a real carrier, it plays the notice, fails the run agent_not_configured through the status path, and only then hangs up', async () => {
+    const s = setup({});
+    const started = s.useCase.execute(RUN, s.channel, 'twilio');
+    await s.t.advance(100);
+    const noticeBytes = s.channel.sent.reduce((n, f) => n + f.audio.length, 0);
+    expect(noticeBytes).toBeGreaterThan(8000 * 1.5); // about two seconds of tones
+    expect(noticeBytes % 160).toBe(0);
+    expect(s.order).toEqual([]);
+    await s.t.advance(3000);
+    expect(await started).toEqual({ kind: 'refused', disposition: 'agent_not_configured' });
+    expect(s.order).toEqual(['status failed', 'hangup agent_not_configured']);
+    expect(s.statuses[0]).toMatchObject({ provider: 'twilio', event: { kind: 'status', runId: 5, status: 'failed', outcome: 'failed', disposition: 'agent_not_configured' } });
+  });
+
+  it('an agent whose services cannot be built (a deleted AI service) fails agent_unavailable after the notice', async () => {
+    const s = setup(TALKING, true);
+    const started = s.useCase.execute(RUN, s.channel, 'twilio');
+    await s.t.advance(3100);
+    expect(await started).toEqual({ kind: 'refused', disposition: 'agent_unavailable' });
+    expect(s.statuses[0]!.event).toMatchObject({ status: 'failed', disposition: 'agent_unavailable', detail: expect.stringContaining('ai service 1 was deleted') });
+    expect(s.order.at(-1)).toBe('hangup agent_unavailable');
+  });
+});
