@@ -195,6 +195,21 @@ describe('OpenAiClient (transport rules)', () => {
       expect(fake.requests[1]?.closedEarly).toBe(true);
     });
 
+    it('aborts the request of a consumer that stops early, and leaves one whose answer was read to its end alone', async () => {
+      fake.reply({ text: 'one two three' }, { text: 'four five six' }, { text: 'seven eight nine', eventDelayMs: 100 });
+      const signals: AbortSignal[] = [];
+      const spying = ((input: string | URL, init: RequestInit = {}) => {
+        signals.push(init.signal!);
+        return viaPolicy(true)(input, init);
+      }) as typeof fetch;
+      await chunks(client({ fetch: spying }));
+      await client({ fetch: spying }).complete(body);
+      for await (const c of client({ fetch: spying }).stream(body)) if (c.choices?.[0]?.delta?.content) break;
+      expect(signals.map((s) => s.aborted)).toEqual([false, false, true]);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(fake.requests[2]?.closedEarly).toBe(true);
+    });
+
     it("reports a refused base_url with the policy's message, not retryable", async () => {
       const err = await rejection(client({ fetch: viaPolicy(false) }).complete(body));
       expect(err).toBeInstanceOf(ProviderApiError);
