@@ -8,6 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -81,6 +83,7 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     page = await b.context.newPage();
     page.setDefaultTimeout(20_000);
     page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('dialog', (d) => void d.accept()); // the confirm() before revoking or deleting
   }, 30_000);
 
   afterAll(async () => {
@@ -110,6 +113,21 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Agents', exact: true }).waitFor();
     await shot('01-signed-in');
+  });
+
+  step('creates an API key shown once, then revokes it', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel('Name').fill('ci');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = await page.getByLabel('New API key').inputValue();
+    expect(key).toMatch(/^cpk_[\w-]{43}$/);
+    const row = page.locator('tr').filter({ hasText: key.slice(0, 12) });
+    await row.getByText('active').waitFor();
+    await page.getByRole('button', { name: 'Done' }).click();
+    expect(await page.getByLabel('New API key').count()).toBe(0); // never shown again
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByText(/^revoked/).waitFor();
+    expect((await fetch(`${svc.url}/api/v1/auth/me`, { headers: { 'x-api-key': key } })).status).toBe(401);
   });
 
   step('adds an openai AI service from the provider form (the key as a password field)', async () => {
@@ -209,7 +227,17 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     await page.locator('#tel-new-f-talk_ms').fill('2500');
     await page.getByLabel('Default for outbound calls').check();
     await page.getByRole('button', { name: 'Create', exact: true }).click();
-    await page.locator('.items li').filter({ hasText: 'default outbound' }).waitFor();
+    const config = page.locator('.items li').filter({ hasText: 'default outbound' });
+    await config.waitFor();
+    // a number whose inbound calls reach the agent
+    await config.getByText('Phone numbers (0)').click();
+    await config.getByLabel('Number or SIP address').fill('+1 555 010 0099');
+    await config.getByLabel('Inbound agent').selectOption({ label: 'Dental reminders' });
+    await config.getByRole('button', { name: 'Add number' }).click();
+    const number = config.getByLabel('Inbound agent of +15550100099');
+    await number.waitFor();
+    expect(await number.locator('option:checked').textContent()).toBe('Dental reminders');
+    expect(await config.getByRole('alert').count()).toBe(0); // the simulator's provider_sync is ok
     await shot('06-telephony');
   });
 
@@ -262,13 +290,63 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     await shot('08-run-recording');
   }, 60_000);
 
-  step('lists the runs with usage totals, filters them and pages through them', async () => {
+  step('lists the runs with usage totals and filters them', async () => {
     await page.getByRole('link', { name: 'Runs & usage' }).click();
     await page.locator('[data-total="count"]').filter({ hasText: '5' }).waitFor();
     await page.getByLabel('Dispositions (comma separated)').fill('busy');
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.locator('[data-total="count"]').filter({ hasText: /^1$/ }).waitFor();
+    await page.getByText('Page 1 of 1 · 1 in all').waitFor();
     await shot('09-runs');
+  });
+
+  step('labels every form control on every screen (inputs, selects, text areas, buttons)', async () => {
+    const screens = ['/agents', '/campaigns', '/runs', '/telephony', '/ai-services', '/webhooks', '/api-keys'];
+    const agentId = (await api('/workflow')).workflows[0].id;
+    for (const path of [...screens, `/agents/${agentId}`]) {
+      await page.goto(svc.url + path);
+      await page.locator('main h1').first().waitFor();
+      await page.waitForFunction(() => !document.body.textContent.includes('Loading…'));
+      const unlabeled = await page.evaluate(() =>
+        [...document.querySelectorAll('input, select, textarea, button')]
+          .filter((el: any) => !el.hidden && el.type !== 'hidden')
+          .filter((el: any) => !(el.labels?.length || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || (el.tagName === 'BUTTON' && el.textContent.trim())))
+          .map((el: any) => el.outerHTML.slice(0, 120)),
+      );
+      expect({ path, unlabeled }).toEqual({ path, unlabeled: [] });
+    }
+  });
+
+  step('subscribes a webhook endpoint, sends a test event, sees it fail and retries it to delivered', async () => {
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        received.push(body);
+        res.statusCode = received.length === 1 ? 500 : 200; // the first attempt fails
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    try {
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByLabel('URL *').fill(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`);
+      await page.getByLabel('campaign.completed').check();
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      expect(await page.getByLabel('Signing secret').inputValue()).toMatch(/^whsec_/);
+      await page.getByRole('button', { name: 'Deliveries' }).click();
+      await page.getByRole('button', { name: 'Send a test event' }).click();
+      const row = page.locator('.deliveries tbody tr').first();
+      await row.getByText('500').waitFor();
+      await row.getByRole('button', { name: 'Retry' }).click();
+      await row.locator('.badge.delivered').waitFor();
+      expect(received.length).toBe(2);
+      expect(JSON.parse(received[1]!).type).toBe('webhook.test');
+      await shot('10-webhooks');
+    } finally {
+      await new Promise((r) => receiver.close(r));
+    }
     expect(errors).toEqual([]);
   });
 });

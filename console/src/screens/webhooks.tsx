@@ -1,5 +1,5 @@
-import { useState } from 'preact/hooks';
-import { del, get, isMissingEndpoint, post, qs } from '../api';
+import { useEffect, useState } from 'preact/hooks';
+import { del, get, isMissingEndpoint, post, put, qs } from '../api';
 import { ErrorBox, fmtDate, Loading, Pager, Section, useAction, useLoad } from '../ui';
 
 const EVENTS = ['call.started', 'call.ended', 'call.analyzed', 'campaign.started', 'campaign.paused', 'campaign.completed', 'campaign.failed', 'phone_number.sync_failed'];
@@ -13,6 +13,7 @@ export function WebhooksPage() {
   const [events, setEvents] = useState<string[]>(['call.ended']);
   const [secret, setSecret] = useState<{ label: string; secret: string } | null>(null);
   const [open, setOpen] = useState<number | null>(null);
+  const [editing, setEditing] = useState<number | null>(null);
   const action = useAction();
   const hooks: any[] = list.data?.webhooks ?? list.data?.endpoints ?? [];
   if (isMissingEndpoint(list.error)) {
@@ -33,7 +34,6 @@ export function WebhooksPage() {
       list.reload();
     });
   };
-  const toggle = (ev: string) => setEvents(events.includes(ev) ? events.filter((x) => x !== ev) : [...events, ev]);
   return (
     <>
       <h1>Webhooks</h1>
@@ -50,17 +50,7 @@ export function WebhooksPage() {
               <input id="wh-desc" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
             </div>
           </div>
-          <fieldset>
-            <legend>Events</legend>
-            <div class="checks">
-              {EVENTS.map((ev) => (
-                <span class="field check">
-                  <input id={`wh-ev-${ev}`} type="checkbox" checked={events.includes(ev)} onChange={() => toggle(ev)} />
-                  <label for={`wh-ev-${ev}`}>{ev}</label>
-                </span>
-              ))}
-            </div>
-          </fieldset>
+          <EventChecks idPrefix="wh-ev" events={events} onChange={setEvents} />
           <ErrorBox error={action.error} />
           <button class="primary" type="submit" disabled={action.busy || events.length === 0}>
             Add endpoint
@@ -93,6 +83,9 @@ export function WebhooksPage() {
                 <button type="button" aria-expanded={open === h.id} onClick={() => setOpen(open === h.id ? null : h.id)}>
                   Deliveries
                 </button>
+                <button type="button" aria-expanded={editing === h.id} onClick={() => setEditing(editing === h.id ? null : h.id)}>
+                  Edit
+                </button>
                 <button type="button" onClick={() => action.run(async () => { const r = await post(`${BASE}/${h.id}/rotate-secret`); setSecret({ label: h.url, secret: r.secret }); })}>
                   Rotate secret
                 </button>
@@ -100,6 +93,7 @@ export function WebhooksPage() {
                   Delete
                 </button>
               </div>
+              {editing === h.id ? <EditEndpoint hook={h} onDone={() => (setEditing(null), list.reload())} /> : null}
               {open === h.id ? <Deliveries id={h.id} /> : null}
             </li>
           ))}
@@ -114,8 +108,25 @@ function Deliveries({ id }: { id: number }) {
   const list = useLoad(() => get<any>(`${BASE}/${id}/deliveries${qs({ page, limit: 20 })}`), [id, page]);
   const action = useAction();
   const rows: any[] = list.data?.deliveries ?? [];
+  const pending = rows.some((d) => d.status === 'pending');
+  // the log follows deliveries still being attempted
+  useEffect(() => {
+    if (!pending) return;
+    const t = setInterval(list.reload, 1500);
+    return () => clearInterval(t);
+  }, [pending, page]);
   return (
     <div class="deliveries">
+      <div class="row">
+        <h3>Deliveries</h3>
+        <span class="grow" />
+        <button type="button" disabled={action.busy} onClick={() => action.run(async () => (await post(`${BASE}/${id}/test`), setPage(1), list.reload()))}>
+          Send a test event
+        </button>
+        <button type="button" onClick={list.reload}>
+          Refresh
+        </button>
+      </div>
       <ErrorBox error={list.error ?? action.error} what="The delivery log" />
       <table>
         <thead>
@@ -158,5 +169,52 @@ function Deliveries({ id }: { id: number }) {
       {list.data && rows.length === 0 ? <p class="muted">No deliveries yet.</p> : null}
       {list.data?.total_pages ? <Pager page={page} totalPages={list.data.total_pages} total={list.data.total_count} onPage={setPage} /> : null}
     </div>
+  );
+}
+
+function EventChecks({ idPrefix, events, onChange }: { idPrefix: string; events: string[]; onChange: (e: string[]) => void }) {
+  return (
+    <fieldset>
+      <legend>Events</legend>
+      <div class="checks">
+        {EVENTS.map((ev) => (
+          <span class="field check">
+            <input id={`${idPrefix}-${ev}`} type="checkbox" checked={events.includes(ev)} onChange={() => onChange(events.includes(ev) ? events.filter((x) => x !== ev) : [...events, ev])} />
+            <label for={`${idPrefix}-${ev}`}>{ev}</label>
+          </span>
+        ))}
+      </div>
+    </fieldset>
+  );
+}
+
+function EditEndpoint({ hook, onDone }: { hook: any; onDone: () => void }) {
+  const [url, setUrl] = useState<string>(hook.url);
+  const [description, setDescription] = useState<string>(hook.description ?? '');
+  const [events, setEvents] = useState<string[]>(hook.events ?? []);
+  const action = useAction();
+  const p = `wh-${hook.id}`;
+  const save = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => (await put(`${BASE}/${hook.id}`, { url, events, description: description || null }), onDone()));
+  };
+  return (
+    <form class="account-form" onSubmit={save}>
+      <div class="row">
+        <div class="field grow">
+          <label for={`${p}-url`}>URL</label>
+          <input id={`${p}-url`} type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+        </div>
+        <div class="field grow">
+          <label for={`${p}-desc`}>Description</label>
+          <input id={`${p}-desc`} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        </div>
+      </div>
+      <EventChecks idPrefix={`${p}-ev`} events={events} onChange={setEvents} />
+      <ErrorBox error={action.error} />
+      <button class="primary" type="submit" disabled={action.busy || events.length === 0}>
+        Save
+      </button>
+    </form>
   );
 }
