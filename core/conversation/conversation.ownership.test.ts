@@ -3,6 +3,7 @@ import { ScriptedLanguageModel, VirtualClock } from '../../test/fakes/scripted-l
 import { ConflictError } from '../errors.js';
 import type { LanguageModel, LanguageModelEvent, StreamRequest } from '../ports/language-model.port.js';
 import { exampleWorkflowDefinition } from '../workflows/example-definition.js';
+import type { WorkflowDefinition } from '../workflows/workflow-definition.js';
 import { WorkflowGraph } from '../workflows/workflow-graph.js';
 import { Conversation, type ConversationOptions } from './conversation.js';
 import type { ConversationState } from './conversation-state.js';
@@ -68,6 +69,38 @@ describe('Conversation: who owns the state', () => {
     expect(state.messages.at(-1)?.text).toBe('Done.');
     await expect(convo.send('again').collect()).rejects.toMatchObject({ code: 'conversation_released' });
     expect(state.messages.at(-1)?.text).toBe('Done.');
+  });
+
+  it('release() stops an extraction an aborted turn left running', async () => {
+    const def: WorkflowDefinition = {
+      nodes: [
+        { id: 's', type: 'startCall', data: { name: 'Start', prompt: 'START', extraction_enabled: true, extraction_variables: [{ name: 'topic', type: 'string', prompt: 'What they want.' }] } },
+        { id: 'a', type: 'agentNode', data: { name: 'Ask', prompt: 'ASK' } },
+      ],
+      edges: [{ id: 'e1', source: 's', target: 'a', data: { label: 'Go A', condition: 'go to a' } }],
+    };
+    const extractionSignals: AbortSignal[] = [];
+    const turn = new AbortController();
+    const lm: LanguageModel = {
+      async *stream(request: StreamRequest): AsyncIterable<LanguageModelEvent> {
+        if (request.tools?.some((t) => t.name === 'go_a')) {
+          yield { type: 'tool_call', call: { id: 'c1', name: 'go_a', arguments: '{}' } };
+          yield { type: 'finish', reason: 'tool_calls' };
+          return;
+        }
+        turn.abort(); // the caller leaves while the model answers at the new node
+        yield { type: 'finish', reason: 'stop' };
+      },
+      complete: (request) => {
+        extractionSignals.push(request.signal!);
+        return new Promise((_, reject) => request.signal!.addEventListener('abort', () => reject(request.signal!.reason)));
+      },
+    };
+    const convo = Conversation.start({ graph: WorkflowGraph.fromDefinition(def), model: { lm, model: 'test-model' }, clock: new VirtualClock() });
+    await expect(convo.send('hello', { signal: turn.signal }).collect()).rejects.toMatchObject({ name: 'AbortError' });
+    expect(extractionSignals.map((s) => s.aborted)).toEqual([false]);
+    expect(convo.release().node_id).toBe('a');
+    expect(extractionSignals.map((s) => s.aborted)).toEqual([true]);
   });
 
   it('a model adapter that changes the messages it was sent leaves the history alone', async () => {

@@ -212,8 +212,8 @@ export class Conversation {
   release(): ConversationState {
     if (this.running) throw new ConflictError('conversation_busy', 'a turn of this conversation is still running; abort it first');
     this.released = true;
+    if (this.pendingExtractions.length > 0) this.extractionController.abort(); // only an aborted turn leaves some
     this.pendingExtractions = [];
-    this.extractionController.abort();
     return this.state_;
   }
 
