@@ -63,9 +63,10 @@ export interface WebhookRepository {
    */
   enqueue(organizationId: number, deliveries: NewWebhookDelivery[]): Promise<WebhookDelivery[]>;
   /**
-   * Claims up to `limit` pending deliveries due at `now` whose lease is absent or expired, oldest due first,
-   * skipping `excludeEndpointIds`: each gets `leaseUntil = now + leaseMs` and a fresh `leaseToken`. Atomic per
-   * delivery: two concurrent claims never return the same delivery while its lease runs. Empty when none is due.
+   * Claims up to `limit` pending deliveries due at `now` (`nextAttemptAt <= now`), oldest due first, skipping
+   * `excludeEndpointIds`: each gets `leaseUntil = nextAttemptAt = now + leaseMs` (not due again until the lease
+   * expires) and a fresh `leaseToken`. Atomic per delivery: two concurrent claims never return the same delivery
+   * while its lease runs. Empty when none is due.
    */
   claimDue(now: Date, leaseMs: number, limit: number, excludeEndpointIds?: readonly number[]): Promise<WebhookDelivery[]>;
   /**

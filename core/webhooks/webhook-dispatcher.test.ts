@@ -51,7 +51,9 @@ describe('WebhookDispatcher', () => {
     org = (await new SqliteIdentityRepository(db).createOrganizationWithUser({ organizationName: 'A', email: 'a@x.io', name: null, passwordHash: 'h', now: T0 })).organization.id;
     now = T0;
   });
-  afterEach(() => db.close());
+  afterEach(() => {
+    db.close();
+  });
 
   const endpoint = (url: string) => repo.createEndpoint(org, {
     url, events: ['call.ended'], description: null, secretsKeyId: 'k1', secretCiphertext: cipher.encrypt(SECRET, webhookSecretContext(org, 'k1')), now: T0,

@@ -37,9 +37,12 @@ export class WebhookDispatcher {
   private inFlight = 0;
   private readonly perEndpoint = new Map<number, number>();
   private readonly waiting = new Map<number, WebhookDelivery[]>();
+  private readonly endpoints = new Map<number, WebhookEndpoint | null>();
   private readonly sends = new Set<Promise<void>>();
   private draining: Promise<void> | null = null;
   private again = false;
+  private kicked = false;
+  private sentSinceClaim = 0;
   private stopping = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private timerAt = Infinity;
@@ -81,10 +84,14 @@ export class WebhookDispatcher {
     await Promise.allSettled([...this.sends]);
   }
 
-  /** Asks for a drain soon (coalesced). Never throws. */
+  /** Asks for a drain soon: kicks within one turn of the event loop make one drain (claims are writes). Never throws. */
   kick(): void {
-    if (!this.options.sends || this.stopping) return;
-    void this.drain();
+    if (!this.options.sends || this.stopping || this.kicked) return;
+    this.kicked = true;
+    setImmediate(() => {
+      this.kicked = false;
+      void this.drain();
+    });
   }
 
   /**
@@ -122,20 +129,25 @@ export class WebhookDispatcher {
   private async claimAndStart(): Promise<void> {
     for (;;) {
       if (this.stopping) return;
-      const free = this.options.maxInFlight - this.inFlight - this.queued();
+      // up to maxInFlight sending plus as many claimed and waiting for a slot (fewer, larger claims)
+      const free = 2 * this.options.maxInFlight - this.inFlight - this.queued();
       if (free <= 0) return;
-      const full = [...this.perEndpoint.keys(), ...this.waiting.keys()].filter((id) => this.held(id) >= this.options.maxInFlightPerEndpoint);
+      const full = [...this.perEndpoint.keys(), ...this.waiting.keys()].filter((id) => this.held(id) >= 2 * this.options.maxInFlightPerEndpoint);
       // a batch never exceeds one endpoint's cap, so one busy receiver cannot fill every free slot with its own
       const want = Math.min(free, this.options.maxInFlightPerEndpoint, 64);
+      this.sentSinceClaim = 0;
       const claimed = await this.repo.claimDue(this.clock.now(), this.options.leaseMs, want, [...new Set(full)]);
       if (claimed.length === 0) return;
-      const endpoints = new Map((await this.repo.findEndpoints([...new Set(claimed.map((d) => d.endpointId))])).map((e) => [e.id, e]));
+      const ids = [...new Set(claimed.map((d) => d.endpointId))];
+      const found = new Map((await this.repo.findEndpoints(ids)).map((e) => [e.id, e]));
+      // read per batch: a changed url or a rotated secret applies from the next claim on
+      for (const id of ids) this.endpoints.set(id, found.get(id) ?? null);
       for (const d of claimed) {
         const q = this.waiting.get(d.endpointId) ?? [];
         q.push(d);
         this.waiting.set(d.endpointId, q);
-        this.pump(d.endpointId, endpoints);
       }
+      this.pumpAll();
       if (claimed.length < want) return;
     }
   }
@@ -151,22 +163,30 @@ export class WebhookDispatcher {
     return n;
   }
 
-  /** Starts the endpoint's waiting deliveries while it has room. */
-  private pump(endpointId: number, endpoints: Map<number, WebhookEndpoint>): void {
+  /** Starts waiting deliveries of every endpoint while there is room. */
+  private pumpAll(): void {
+    for (const id of [...this.waiting.keys()]) this.pump(id);
+  }
+
+  /** Starts the endpoint's waiting deliveries while it and the process have room. */
+  private pump(endpointId: number): void {
     const q = this.waiting.get(endpointId);
-    while (q && q.length > 0 && (this.perEndpoint.get(endpointId) ?? 0) < this.options.maxInFlightPerEndpoint) {
+    while (q && q.length > 0 && (this.perEndpoint.get(endpointId) ?? 0) < this.options.maxInFlightPerEndpoint && this.inFlight < this.options.maxInFlight) {
       const d = q.shift()!;
       this.inFlight++;
       this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
-      const endpoint = endpoints.get(endpointId) ?? null;
+      const endpoint = this.endpoints.get(endpointId) ?? null;
       const p = this.send(d, endpoint).finally(() => {
         this.sends.delete(p);
         this.inFlight--;
         const left = (this.perEndpoint.get(endpointId) ?? 1) - 1;
         if (left <= 0) this.perEndpoint.delete(endpointId);
         else this.perEndpoint.set(endpointId, left);
-        this.pump(endpointId, endpoints);
-        this.kick();
+        this.pumpAll();
+        // claim again when nothing claimed is left waiting, or after half an endpoint's worth of sends: not after
+        // every send (claims are writes)
+        this.sentSinceClaim++;
+        if (this.queued() === 0 || this.sentSinceClaim >= Math.max(1, this.options.maxInFlightPerEndpoint / 2)) this.kick();
       });
       this.sends.add(p);
     }

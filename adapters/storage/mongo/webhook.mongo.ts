@@ -63,8 +63,9 @@ export const webhookDeliveryFromDocument = (d: WebhookDeliveryDocument): Webhook
 });
 
 /**
- * WebhookRepository on MongoDB. A claim takes due deliveries one `findOneAndUpdate` at a time (atomic per
- * document: the filter requires an absent or expired lease, so two workers never take the same one).
+ * WebhookRepository on MongoDB. A claim takes due deliveries one `findOneAndUpdate` at a time, atomic per
+ * document; it moves `nextAttemptAt` to the lease's end, so a claimed delivery is not due (to anyone) until its
+ * lease expires and the due query stays one index range (status, nextAttemptAt).
  */
 export class MongoWebhookRepository implements WebhookRepository {
   private readonly endpoints;
@@ -133,11 +134,11 @@ export class MongoWebhookRepository implements WebhookRepository {
     const out: WebhookDelivery[] = [];
     const until = new Date(now.getTime() + leaseMs);
     const filter: Filter<WebhookDeliveryDocument> = {
-      status: 'pending', nextAttemptAt: { $lte: now }, $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }],
+      status: 'pending', nextAttemptAt: { $lte: now },
       ...(excludeEndpointIds.length ? { endpointId: { $nin: [...excludeEndpointIds] } } : {}),
     };
     while (out.length < limit) {
-      const d = await this.deliveries.findOneAndUpdate(filter, { $set: { leaseUntil: until, leaseToken: randomUUID() } }, {
+      const d = await this.deliveries.findOneAndUpdate(filter, { $set: { leaseUntil: until, nextAttemptAt: until, leaseToken: randomUUID() } }, {
         sort: { nextAttemptAt: 1, _id: 1 }, returnDocument: 'after',
       });
       if (!d) break;

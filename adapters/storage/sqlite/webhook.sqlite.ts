@@ -31,7 +31,9 @@ export const webhookDeliveryFromRow = (r: WebhookDeliveryRow): WebhookDelivery =
 
 /**
  * WebhookRepository on the embedded database. A claim is one UPDATE ... WHERE id IN (SELECT due ... LIMIT n)
- * RETURNING: SQLite runs it as one write, so two claims never take the same delivery.
+ * RETURNING: SQLite runs it as one write, so two claims never take the same delivery. A claim also moves
+ * `next_attempt_at` to the lease's end (when the delivery is due again should its sender die), so finding due
+ * deliveries is one index range (status, next_attempt_at) that never walks the claimed ones.
  */
 export class SqliteWebhookRepository implements WebhookRepository {
   private readonly q;
@@ -45,6 +47,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
       listEndpoints: db.prepare<[number], WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE organization_id = ? ORDER BY id'),
       subscribed: db.prepare<[number, string], WebhookEndpointRow>(
         'SELECT * FROM webhook_endpoints WHERE organization_id = ? AND EXISTS (SELECT 1 FROM json_each(events) WHERE value = ?) ORDER BY id'),
+      findEndpoints: db.prepare<[string], WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id'),
       updateEndpoint: db.prepare<{ org: number; id: number; url: string | null; events: string | null; setDescription: number; description: string | null; secret: string | null; now: number }, WebhookEndpointRow>(
         `UPDATE webhook_endpoints SET url = COALESCE(@url, url), events = COALESCE(@events, events),
            description = CASE WHEN @setDescription = 1 THEN @description ELSE description END,
@@ -57,10 +60,10 @@ export class SqliteWebhookRepository implements WebhookRepository {
          VALUES (@org, @endpoint, @event, '', 'pending', 0, @now, @now, @now) RETURNING id`),
       setBody: db.prepare<[string, number], WebhookDeliveryRow>('UPDATE webhook_deliveries SET body = ? WHERE id = ? RETURNING *'),
       claim: db.prepare<{ now: number; until: number; token: string; limit: number; exclude: string }, WebhookDeliveryRow>(
-        `UPDATE webhook_deliveries SET lease_until = @until, lease_token = @token || '.' || id
+        `UPDATE webhook_deliveries SET lease_until = @until, next_attempt_at = @until, lease_token = @token || '.' || id
          WHERE id IN (
            SELECT id FROM webhook_deliveries
-           WHERE status = 'pending' AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
+           WHERE status = 'pending' AND next_attempt_at <= @now
              AND endpoint_id NOT IN (SELECT value FROM json_each(@exclude))
            ORDER BY next_attempt_at, id LIMIT @limit)
          RETURNING *`),
@@ -101,8 +104,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
 
   async findEndpoints(ids: readonly number[]): Promise<WebhookEndpoint[]> {
     if (ids.length === 0) return [];
-    return (this.db.prepare(`SELECT * FROM webhook_endpoints WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`).all(JSON.stringify(ids)) as WebhookEndpointRow[])
-      .map(webhookEndpointFromRow);
+    return this.q.findEndpoints.all(JSON.stringify(ids)).map(webhookEndpointFromRow);
   }
 
   async updateEndpoint(organizationId: number, id: number, patch: WebhookEndpointPatch): Promise<WebhookEndpoint | null> {
