@@ -11,7 +11,12 @@ interface SdkClient {
   on(event: string, cb: (event: { type: string }, resource?: unknown) => void): void;
   start(app: string): Promise<void>;
   stop(): void;
-  channels: { originate(p: Record<string, unknown>): Promise<{ id: string }> };
+  channels: { originate(p: Record<string, unknown>): Promise<{ id: string }>; externalMedia(p: Record<string, unknown>): Promise<{ id: string; name: string; state: string }> };
+  bridges: {
+    create(p: Record<string, unknown>): Promise<{ id: string }>;
+    get(p: Record<string, unknown>): Promise<{ id: string; channels: string[] }>;
+    addChannel(p: Record<string, unknown>): Promise<void>;
+  };
 }
 const ari = createRequire(import.meta.url)('ari-client') as { connect(url: string, u: string, p: string): Promise<SdkClient> };
 
@@ -51,6 +56,47 @@ describe('FakeAriServer with the real ari-client', () => {
     expect(seen).toEqual(want);
     const listing = fake.requests.find((r) => r.path === '/ari/api-docs/resources.json' && r.authorized);
     expect(listing?.status).toBe(200);
+  });
+
+  it('plays chan_websocket for externalMedia through the real ari-client: the channel enters Stasis once its WebSocket is up and can be bridged', async () => {
+    const { WebSocketServer } = await import('ws');
+    const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await new Promise<void>((r) => server.once('listening', () => r()));
+    const seenUrls: string[] = [];
+    const firstText = new Promise<string>((resolve) => {
+      server.on('connection', (ws, req) => {
+        seenUrls.push(req.url ?? '');
+        ws.once('message', (data) => resolve(String(data)));
+      });
+    });
+    try {
+      fake.websocketClients.set('media1', `ws://127.0.0.1:${(server.address() as { port: number }).port}/media`);
+      sdk = await ari.connect(fake.url, 'u1', 'p1');
+      const seen: string[] = [];
+      sdk.on('*', (e) => seen.push(e.type));
+      await sdk.start('app1');
+      await expect(sdk.channels.externalMedia({ app: 'app1', external_host: 'nope', transport: 'websocket', encapsulation: 'none', format: 'ulaw' }))
+        .rejects.toThrow(/valid websocket_client connection id/);
+      await expect(sdk.channels.externalMedia({ app: 'app1', external_host: 'media1', transport: 'websocket', encapsulation: 'rtp', format: 'ulaw' }))
+        .rejects.toThrow(/encapsulation must be 'none'/);
+      const ch = await sdk.channels.externalMedia({
+        app: 'app1', channelId: 'em1', external_host: 'media1', transport: 'websocket', encapsulation: 'none', format: 'ulaw', direction: 'both',
+        transport_data: 'v(run_id=7,token=abc)', data: 'x,y',
+      });
+      expect(ch).toMatchObject({ id: 'em1', state: 'Down', name: expect.stringMatching(/^WebSocket\/media1\/0x/) });
+      expect(await firstText).toMatch(/^MEDIA_START connection_id:media1 channel:WebSocket\/media1\/0x[0-9a-f]+ format:ulaw optimal_frame_size:160 ptime:20$/);
+      expect(seenUrls).toEqual(['/media?run_id=7&token=abc']);
+      const start = Date.now();
+      while (!seen.includes('StasisStart') && Date.now() - start < 5000) await new Promise((r) => setTimeout(r, 10));
+      expect(seen).toEqual(['ChannelStateChange', 'StasisStart']);
+      const bridge = await sdk.bridges.create({ type: 'mixing', bridgeId: 'b1' });
+      expect(bridge.id).toBe('b1');
+      await sdk.bridges.addChannel({ bridgeId: 'b1', channel: 'em1' });
+      expect((await sdk.bridges.get({ bridgeId: 'b1' })).channels).toEqual(['em1']);
+    } finally {
+      for (const c of server.clients) c.terminate();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 
   it('refuses REST requests without valid credentials and accepts api_key', async () => {
