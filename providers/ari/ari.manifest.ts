@@ -4,7 +4,12 @@ import { MULAW_8K } from '../../core/voice/audio-format.js';
 /** The default dial string: the called number as a PJSIP endpoint/URI. Most setups add their trunk: `PJSIP/{number}@my-trunk`. */
 export const DEFAULT_DIAL_TEMPLATE = 'PJSIP/{number}';
 
-/** Asterisk chan_websocket (ARI `externalMedia` with transport `websocket`): binary μ-law frames, text control messages (`MARK_MEDIA` → `MEDIA_MARK_PROCESSED`, `FLUSH_MEDIA`, `HANGUP`). */
+/**
+ * Asterisk chan_websocket (ARI `externalMedia` with transport `websocket`, bridged with the answered caller by
+ * ari-media-bridge.ts when `ws_client_name` is set): binary μ-law frames, text control messages (`MARK_MEDIA` →
+ * `MEDIA_MARK_PROCESSED`, `FLUSH_MEDIA`, `HANGUP`). Hang-up is `close`: `HANGUP` ends the media channel, and the
+ * provider then hangs the caller's channel up through ARI.
+ */
 export const ariMedia: MediaDeclaration = { transport: 'websocket', inFormat: MULAW_8K, outFormat: MULAW_8K, marks: 'native', clear: 'native', hangUp: 'close' };
 
 /**
@@ -57,7 +62,7 @@ export const ariManifest: ProviderManifest = {
       type: 'string',
       required: false,
       sensitive: false,
-      description: 'Name of the websocket_client.conf connection Asterisk uses to stream call media to Callplane (empty: none).',
+      description: 'Name of the websocket_client.conf connection Asterisk uses to stream call media to Callplane (chan_websocket, Asterisk 20.16/21.11/22.6+). Empty: calls carry no media.',
       placeholder: 'callplane-media',
       default: '',
       constraints: { maxLength: 128 },
