@@ -52,3 +52,27 @@ describe('ApplyCallStatus: a disposition Callplane decided (a call it could not 
     expect(runs.runs.get(7)).toMatchObject({ status: 'failed', disposition: 'failed' });
   });
 });
+
+describe('ApplyCallStatus: a call the voice session ended on an answering machine (docs/voicemail.md)', () => {
+  const finishedWith = async (disposition: string) => {
+    const runs = memoryRuns(run({ campaignId: 2, attemptId: 3, disposition, gatheredContext: { mapped_call_disposition: disposition } }));
+    const listeners = new CallOutcomeListeners();
+    const heard: string[] = [];
+    listeners.add({ onRunFinished: async (_run, outcome) => void heard.push(outcome) });
+    const apply = new ApplyCallStatus(runs as unknown as RunRepository, listeners, { now: () => T0 }, silentLogger);
+    await apply.execute('twilio', { kind: 'status', runId: 7, status: 'completed', outcome: 'completed', durationSeconds: 9 }, 7);
+    return { heard, run: runs.runs.get(7)! };
+  };
+
+  it('keeps the voicemail disposition when the carrier reports completed, and the listeners hear voicemail (retry_on_voicemail applies)', async () => {
+    const { heard, run: r } = await finishedWith('voicemail');
+    expect(r).toMatchObject({ status: 'completed', disposition: 'voicemail' });
+    expect(heard).toEqual(['voicemail']);
+  });
+
+  it('a left message is a completed call', async () => {
+    const { heard, run: r } = await finishedWith('voicemail_left');
+    expect(r).toMatchObject({ status: 'completed', disposition: 'voicemail_left' });
+    expect(heard).toEqual(['completed']);
+  });
+});

@@ -20,6 +20,14 @@ const outcomeOf = (event: NormalizedCallEvent & { kind: 'status' }): CallOutcome
   event.outcome ?? (event.status === 'completed' ? 'completed' : event.status === 'failed' ? 'failed' : null);
 
 /**
+ * The outcome the listeners hear: a connected call that the agent ended on an answering machine (the voice
+ * session's disposition `voicemail`, docs/voicemail.md) is a `voicemail` outcome, so a campaign's
+ * `retry_on_voicemail` applies as it does to the carrier's own AMD (`voicemail_left` is a delivered message: not retried).
+ */
+export const listenerOutcome = (outcome: CallOutcome, disposition: string | null): CallOutcome =>
+  outcome === 'completed' && disposition === 'voicemail' ? 'voicemail' : outcome;
+
+/**
  * The one status path: HTTP callbacks, ARI events, the simulator and reconcilers all come here. Finds the
  * run (our run id when the event carries it, else the provider's call id), applies the event through
  * `RunRepository.applyStatus` (never backwards; a duplicate is a no-op), records the disposition and the
@@ -105,9 +113,10 @@ export class ApplyCallStatus {
     if (!result.applied && result.run && isAnotherCall(result.run, event.providerCallId, event.callIds)) return this.anotherCall(provider, result.run, event.providerCallId!);
     if (!result.applied || !result.run) return { applied: false, reason: result.run ? 'stale_or_duplicate' : 'run_not_found', run: result.run };
     if (final && outcome) {
+      const finished = listenerOutcome(outcome, result.run.disposition);
       for (const l of this.listeners.all()) {
         try {
-          await l.onRunFinished(result.run, outcome);
+          await l.onRunFinished(result.run, finished);
         } catch (e) {
           this.log.error({ run_id: run.id, err: (e as Error)?.message }, 'call outcome listener failed');
         }

@@ -183,8 +183,9 @@ export class CampaignEngine implements CallOutcomeListener {
     try {
       const ready = await this.ensureWorkflow.execute(organizationId, campaign.workflowId);
       definitionId = ready.definition.id;
-      // the carrier's AMD only for an agent that asks for voicemail detection (docs/voicemail.md)
-      machineDetection = voicemailSettingsOf(ready.workflow.workflowConfigurations) !== null;
+      // the carrier's AMD only for an agent that hangs up on voicemail: every carrier's AMD here hangs up on a
+      // machine, so leave_message is left to the voice session's own detector (docs/voicemail.md)
+      machineDetection = voicemailSettingsOf(ready.workflow.workflowConfigurations)?.action === 'hangup';
     } catch (e) {
       if (!isWorkflowUnavailable(e)) throw e;
       const now = this.clock.now();

@@ -185,7 +185,7 @@ describe('campaign engine', () => {
   const get = async (id: number) => (await campaigns.get(org, id))!;
   const events = async (id: number) => (await campaigns.listLogs(org, id, 100)).map((l) => l.event);
 
-  it('asks the carrier for answering-machine detection only for an agent with voicemail.detect (docs/voicemail.md)', async () => {
+  it('asks the carrier for answering-machine detection only for an agent that hangs up on voicemail (docs/voicemail.md)', async () => {
     await start(await create([SIX[0]!]));
     expect(provider.placed.map((p) => p.machineDetection)).toEqual([false]);
     const detecting = await workflows.create(org, {
@@ -195,6 +195,14 @@ describe('campaign engine', () => {
     workflowId = detecting.workflow.id;
     await start(await create([SIX[0]!]));
     expect(provider.placed.map((p) => p.machineDetection)).toEqual([false, true]);
+    // leave_message: the carriers' AMD would hang up on the machine; the voice session's detector decides
+    const leaving = await workflows.create(org, {
+      name: 'VM2', workflowUuid: 'u-3', definition: exampleWorkflowDefinition, templateContextVariables: {},
+      workflowConfigurations: { voicemail: { detect: true, action: 'leave_message', message: 'Call us back' } }, now: clock.now(),
+    });
+    workflowId = leaving.workflow.id;
+    await start(await create([SIX[0]!]));
+    expect(provider.placed.map((p) => p.machineDetection)).toEqual([false, true, false]);
   });
 
   it('dials every contact, retries busy and no-answer after their delay, and counts exactly', async () => {
