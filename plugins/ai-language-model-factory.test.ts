@@ -65,6 +65,20 @@ describe('LanguageModelFactory (plugins): decrypt the service, check its kind, c
     await expect(last.deps.fetch('http://169.254.169.254/latest/meta-data')).rejects.toBeInstanceOf(NetworkPolicyError);
   });
 
+  it('keeps one model per service until its stored credentials change', async () => {
+    const id = await create({ provider: 'recorder', api_key: 'sk-first-1234' });
+    const before = seen.length;
+    const first = await factory().forService(org, id);
+    expect(await factory().forService(org, id)).toBe(first);
+    expect(seen.length).toBe(before + 1);
+    const r = await svc.put(`/organizations/ai-services/${id}`, { config: { provider: 'recorder', api_key: 'sk-second-5678' } }, { token });
+    expect(r.status).toBe(200);
+    const second = await factory().forService(org, id);
+    expect(second).not.toBe(first);
+    expect(seen.at(-1)!.config).toEqual({ api_key: 'sk-second-5678' });
+    expect(await factory().forService(org, id)).toBe(second);
+  });
+
   it('is NotFound for another organization\'s or a deleted service, and a kind mismatch for a service without llm', async () => {
     const id = await create({ provider: 'recorder', api_key: 'k' });
     const other = await svc.signup();

@@ -8,7 +8,9 @@ import type { LanguageModel } from './language-model.port.js';
 export const LanguageModelFactory = Symbol.for('callplane.LanguageModelFactory');
 export interface LanguageModelFactory {
   /**
-   * A new `LanguageModel` on service `serviceId` of the organization; no request is made until it is used.
+   * The `LanguageModel` of service `serviceId` of the organization; no request is made until it is used. The
+   * same instance may come back while the service's stored credentials are unchanged (a model serves
+   * concurrent requests); a changed service gets a new one.
    * Throws `NotFoundError('ai_service_not_found')` when the service is absent or in another organization,
    * `InputError('ai_service_kind_mismatch')` when its provider offers no `llm`, and
    * `InputError('provider_not_registered')` when its plugin is no longer loaded. Idempotent (reads only).
