@@ -56,6 +56,7 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let dataDir: string;
   const shots = artifactsDir();
   const errors: string[] = [];
+  let runId = 0; // the campaign run with a recording
   const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
   /** A step: on failure the page is saved as FAILED-<n>.png beside the other screenshots. */
   let stepNo = 0;
@@ -256,7 +257,7 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
 
     // a simulated caller's audio on one answered call's media stream, so the run has a recording
     const campaignId = Number(new URL(page.url()).pathname.split('/').pop());
-    let runId = 0;
+    runId = 0;
     for (let i = 0; i < 100 && !runId; i++) {
       const runs = await api(`/campaign/${campaignId}/runs?limit=20`);
       runId = runs.runs?.find((r: any) => r.initial_context?.phone_number?.endsWith('10') && r.status !== 'queued')?.id ?? 0;
@@ -289,6 +290,43 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     await page.waitForFunction(() => document.querySelector('audio')!.currentTime > 0.2);
     await shot('08-run-recording');
   }, 60_000);
+
+  step('shows the transcript beside the recording, seeks to a clicked turn and shows each reply latency', async () => {
+    // this simulator run has no voice agent, so its transcript and turn logs are given to the page as the API
+    // documents them (API.md 13): the run answer gains a transcript_url and `turn` log entries
+    const turns = [
+      { role: 'assistant', text: 'Hi, this is Ava from Brightsmile Dental.', node_id: 'start', start_ms: 0, end_ms: 400, interrupted: false },
+      { role: 'user', text: 'Yes, speaking.', node_id: 'start', start_ms: 450, end_ms: 700, interrupted: false },
+      { role: 'assistant', text: 'Your cleaning is on Tuesday.', node_id: 'confirm', start_ms: 900, end_ms: 1150, interrupted: false },
+    ];
+    await page.route(`**/api/v1/workflow/*/runs/${runId}`, async (route) => {
+      const res = await route.fetch();
+      const run = await res.json();
+      run.transcript_url = `${svc.url}/api/v1/files/runs/test/${runId}/transcript.json?signature=x`;
+      run.logs.entries.push({ ts: new Date().toISOString(), event: 'turn', message: 'Agent replied', details: { end_of_speech_to_first_audio: 640, stt: 120, llm_first_token: 310, tts_first_audio: 150 } });
+      await route.fulfill({ response: res, json: run });
+    });
+    await page.route('**/api/v1/files/runs/test/**', (route) => route.fulfill({ json: { turns } }));
+    try {
+      await page.reload();
+      const transcript = page.getByLabel('Transcript');
+      await transcript.getByText('Your cleaning is on Tuesday.').waitFor();
+      await transcript.getByText('replied in 640 ms (stt 120 · llm 310 · tts 150)').waitFor();
+      await page.waitForFunction(() => document.querySelector('audio')?.readyState >= 1);
+      await page.getByRole('button', { name: 'Play from 0:00: caller' }).click();
+      await page.waitForFunction(() => Math.abs(document.querySelector('audio').currentTime - 0.45) < 0.3);
+      // the turn under the playhead is outlined (paused inside the caller's turn so the check cannot race it)
+      await page.evaluate(() => {
+        const audio = document.querySelector('audio');
+        audio.pause();
+        audio.currentTime = 0.5;
+      });
+      await page.locator('.turn.user.playing').waitFor();
+      await shot('08b-run-transcript');
+    } finally {
+      await page.unrouteAll();
+    }
+  });
 
   step('lists the runs with usage totals and filters them', async () => {
     await page.getByRole('link', { name: 'Runs & usage' }).click();

@@ -27,6 +27,15 @@ export function RunPage({ workflowId, id }: { workflowId: number; id: number }) 
     if (!res.ok) throw new Error(`The transcript could not be loaded (HTTP ${res.status})`);
     return (await res.json()) as { turns: Turn[] };
   }, [r?.transcript_url]);
+  // the recording is fetched whole and played from memory: the file endpoint answers without byte ranges, and a
+  // browser cannot seek (click a turn) in a stream it cannot ask ranges of
+  const recording = useLoad(async () => {
+    if (!r?.recording_url) return null;
+    const res = await fetch(ownUrl(r.recording_url));
+    if (!res.ok) throw new Error(`The recording could not be loaded (HTTP ${res.status})`);
+    return URL.createObjectURL(await res.blob());
+  }, [r?.recording_url ? new URL(r.recording_url, location.href).pathname : null]);
+  useEffect(() => () => void (recording.data && URL.revokeObjectURL(recording.data)), [recording.data]);
   const audio = useRef<HTMLAudioElement>(null);
   const [now, setNow] = useState(0);
   useEffect(() => {
@@ -75,11 +84,19 @@ export function RunPage({ workflowId, id }: { workflowId: number; id: number }) 
       </div>
       <div class="split">
         <Section title="Conversation">
-          {r.recording_url ? (
-            <audio ref={audio} controls preload="metadata" src={ownUrl(r.recording_url)} class="player" aria-label="Call recording" onTimeUpdate={(e) => setNow(e.currentTarget.currentTime * 1000)} />
+          {recording.data ? (
+            <>
+              <audio ref={audio} controls preload="auto" src={recording.data} class="player" aria-label="Call recording" onTimeUpdate={(e) => setNow(e.currentTarget.currentTime * 1000)} onSeeked={(e) => setNow(e.currentTarget.currentTime * 1000)} />
+              <a class="small" href={recording.data} download={`run-${r.id}.wav`}>
+                Download the recording (WAV)
+              </a>
+            </>
+          ) : r.recording_url ? (
+            <Loading when={recording.loading} />
           ) : (
             <p class="muted">No recording for this run.</p>
           )}
+          <ErrorBox error={recording.error} />
           <ErrorBox error={transcript.error} />
           {!r.transcript_url ? <p class="muted">No transcript for this run.</p> : null}
           <ol class="transcript" aria-label="Transcript">
@@ -88,7 +105,7 @@ export function RunPage({ workflowId, id }: { workflowId: number; id: number }) 
               const lat = latencyOf.get(i);
               return (
                 <li key={i} class={`turn ${t.role}${playing ? ' playing' : ''}`}>
-                  <button type="button" class="turn-btn" onClick={() => seek(t)} disabled={!r.recording_url} aria-label={`Play from ${fmtMs(t.start_ms)}: ${t.role === 'user' ? 'caller' : 'agent'}`}>
+                  <button type="button" class="turn-btn" onClick={() => seek(t)} disabled={!recording.data} aria-label={`Play from ${fmtMs(t.start_ms)}: ${t.role === 'user' ? 'caller' : 'agent'}`}>
                     {fmtMs(t.start_ms)}
                   </button>
                   <div>
