@@ -225,7 +225,7 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     await page.getByLabel('Provider').selectOption('simulator');
     await page.locator('#tel-new-name').fill('Simulator');
     await page.locator('#tel-new-f-ring_ms').fill('100');
-    await page.locator('#tel-new-f-talk_ms').fill('2500');
+    await page.locator('#tel-new-f-talk_ms').fill('4000');
     await page.getByLabel('Default for outbound calls').check();
     await page.getByRole('button', { name: 'Create', exact: true }).click();
     const config = page.locator('.items li').filter({ hasText: 'default outbound' });
@@ -273,10 +273,23 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     ws.send(JSON.stringify({ event: 'stop' }));
     ws.close();
 
+    // pause while calls are in flight, change a setting, resume
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.locator('.title-row .badge.paused').waitFor();
+    await page.getByLabel('Calls at once (1–100)').fill('3');
+    const [patched] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'PATCH'),
+      page.getByRole('button', { name: 'Save settings' }).click(),
+    ]);
+    expect((await patched.json()).max_concurrency).toBe(3);
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.locator('.title-row .badge.running, .title-row .badge.completed').first().waitFor();
+
     await page.locator('.badge.completed').first().waitFor({ timeout: 30_000 });
     expect(await page.locator('[data-counter="processed_rows"]').textContent()).toBe('5');
     expect(await page.getByLabel('Contacts done').getAttribute('value')).toBe('5');
     await page.getByText('campaign_completed').first().waitFor();
+    for (const event of ['campaign_paused', 'campaign_resumed']) await page.getByLabel('Campaign log').getByText(event).first().waitFor();
     await shot('07-campaign-completed');
 
     await page.getByRole('link', { name: `#${runId}`, exact: true }).click();
