@@ -111,3 +111,12 @@ export * from './usage/usage-query.js';
 export * from './usage/usage-report.use-case.js';
 export * from './usage/usage-slices.js';
 export * from './usage/usage.js';
+// event webhooks (docs/webhooks.md)
+export * from './ports/event-publisher.port.js';
+export * from './ports/webhook.repository.port.js';
+export * from './ports/webhook-transport.port.js';
+export * from './webhooks/webhook.js';
+export * from './webhooks/webhook-events.js';
+export * from './webhooks/webhook-signature.js';
+export * from './webhooks/webhook-dispatcher.js';
+export * from './webhooks/webhooks.use-case.js';
