@@ -20,7 +20,8 @@ export interface TurnLatency {
 }
 
 /** Why a voice session ended: the engine's reasons, plus a provider that failed for good. */
-export type VoiceEndReason = ConversationEndReason | 'failed';
+/** `voicemail`: answering-machine detection ended the call (docs/voicemail.md). */
+export type VoiceEndReason = ConversationEndReason | 'failed' | 'voicemail';
 
 export interface VoiceSessionEventMap {
   state: { state: VoiceState; atMs: number };

@@ -13,7 +13,11 @@ import { readWav } from './wav.js';
 import { heardPrefix } from './sentence-chunker.js';
 import { EnergyVoiceActivityDetectorFactory } from './energy-vad.js';
 import { PlayoutPacer } from './playout-pacer.js';
-import { VoiceSession } from './voice-session.js';
+import { VoiceSession, type VoiceSessionOptions } from './voice-session.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AMD_FIXTURES_DIR, readAmdFixture } from '../../test/fixtures/amd/fixtures.js';
+import { renderTemplate, templateContextOf } from '../conversation/template.js';
 import type { VoiceSessionEventMap } from './voice-session-events.js';
 import type { VoiceSessionArtifacts } from './voice-session-sink.js';
 import type { VoiceSettings } from './voice-settings.js';
@@ -57,6 +61,8 @@ function setup(
     outFormat?: AudioFormat;
     /** The sink reports the caller handed over (an accepted transfer). */
     handOver?: boolean;
+    /** Answering-machine detection options (docs/voicemail.md). */
+    voicemail?: VoiceSessionOptions['voicemail'];
   } = {},
 ) {
   const timeline = options.timeline ?? new VirtualTimeline();
@@ -94,6 +100,7 @@ function setup(
     clock: timeline.clock,
     sink,
     settings: options.settings,
+    ...(options.voicemail ? { voicemail: options.voicemail } : {}),
   });
   const seen: Array<{ type: keyof VoiceSessionEventMap; at: number; e: unknown }> = [];
   for (const type of ['state', 'speech_started', 'speech_stopped', 'user_turn', 'node_entered', 'first_audio', 'agent_heard', 'interruption', 'turn_metrics', 'ended'] as const) {
@@ -511,3 +518,72 @@ describe('VoiceSession: pacing and recording', () => {
     expect(Math.abs(frames / 8 - (s.timeline.now() - s.t0))).toBeLessThanOrEqual(20);
   });
 });
+
+describe('VoiceSession: answering-machine detection (docs/voicemail.md)', () => {
+  const MESSAGE = 'Hi {{first_name}}, this is Ava from Brightsmile Dental. Please call us back.';
+  const render = (t: string) => renderTemplate(t, templateContextOf(CONTEXT, {}));
+
+  it('a human: the greeting waits for the decision, then the agent talks; "Hello?" is not a turn', async () => {
+    const s = setup({ utterances: ['Hello?', 'Yes, this is Dana.'], voicemail: { settings: { detect: true, action: 'hangup' }, render } });
+    await s.timeline.advance(300);
+    s.channel.speak(500);
+    await s.timeline.advance(1000);
+    // undecided: nothing said yet
+    expect(s.tts.requests).toEqual([]);
+    await s.untilListening();
+    const firstAudio = s.of('first_audio')[0]!.at;
+    // speech 320-820 ms, then 700 ms of silence decide "human" at about 1.5 s; the greeting follows
+    expect(firstAudio).toBeGreaterThanOrEqual(1400);
+    expect(firstAudio).toBeLessThanOrEqual(1700);
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING]);
+    expect(s.of('user_turn')).toEqual([]);
+    // then the call goes on as usual
+    await s.timeline.advance(300);
+    s.channel.speak(800);
+    await s.untilListening();
+    expect(s.of('user_turn').map((u) => u.text)).toEqual(['Yes, this is Dana.']);
+  });
+
+  it('a machine with action hangup: nothing is said, the run ends voicemail and the call hangs up after the record', async () => {
+    const s = setup({ voicemail: { settings: { detect: true, action: 'hangup' }, render } });
+    await s.timeline.advance(200);
+    s.channel.speak(4000);
+    await s.timeline.until(() => s.session.state === 'ended', 10_000);
+    expect(s.tts.requests).toEqual([]);
+    expect(s.ended).toHaveLength(1);
+    const [e] = s.ended;
+    expect(e!.record.disposition).toBe('voicemail');
+    expect(e!.record.gathered_context.mapped_call_disposition).toBe('voicemail');
+    expect(e!.artifacts.outcome).toEqual({ reason: 'voicemail', disposition: 'voicemail' });
+    expect(e!.hangUpsBefore).toBe(0);
+    expect(s.channel.hangUps).toHaveLength(1);
+    // decided 2.6 s into the greeting (which began at about 220 ms)
+    expect(e!.atMs).toBeGreaterThanOrEqual(2800);
+    expect(e!.atMs).toBeLessThanOrEqual(3100);
+    expect(e!.artifacts.logs.find((l) => l.event === 'answering_machine_detection')).toMatchObject({
+      details: { verdict: 'machine', source: 'heuristic', action: 'hang_up' },
+    });
+  });
+
+  it('a machine with leave_message: the rendered message starts after the beep, is not interrupted, and the run ends voicemail_left', async () => {
+    const fixture = readAmdFixture('vm-sam-beep-1000');
+    const wav = readWav(new Uint8Array(readFileSync(join(AMD_FIXTURES_DIR, 'vm-sam-beep-1000.wav'))));
+    const s = setup({ utterances: [fixture.transcript], voicemail: { settings: { detect: true, action: 'leave_message', message: MESSAGE }, render } });
+    s.channel.play(wav.data);
+    await s.timeline.until(() => s.session.state === 'ended', 30_000);
+    // the channel's first caller frame goes out 20 ms after the start
+    const beepEnd = 20 + fixture.beep!.end_ms;
+    const firstAudio = s.of('first_audio')[0]!.at;
+    expect(firstAudio).toBeGreaterThanOrEqual(beepEnd);
+    expect(firstAudio).toBeLessThanOrEqual(beepEnd + 200);
+    expect(s.tts.requests.map((r) => r.text).join(' ')).toBe('Hi Dana, this is Ava from Brightsmile Dental. Please call us back.');
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual(['Hi Dana, this is Ava from Brightsmile Dental. Please call us back.']);
+    expect(s.of('interruption')).toEqual([]);
+    expect(s.of('user_turn')).toEqual([]);
+    expect(s.ended[0]!.artifacts.outcome).toEqual({ reason: 'voicemail', disposition: 'voicemail_left' });
+    expect(s.ended[0]!.record.disposition).toBe('voicemail_left');
+    // hung up only once the message was heard
+    expect(s.channel.hangUps[0]!.atMs - s.t0).toBeGreaterThanOrEqual(s.of('agent_heard')[0]!.endMs - s.t0);
+  });
+});
+

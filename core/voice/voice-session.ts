@@ -17,6 +17,10 @@
  *   short after `goodbyeGraceMs`), caller hang-up, an endCall node (hung up only once its last words were
  *   heard: the final mark played), a provider failing for good (`failed`). Each one hands the record and the
  *   artifacts to the sink BEFORE hanging up.
+ * - Answering-machine detection (`voicemail`, outbound calls; docs/voicemail.md): the greeting waits for the
+ *   `VoicemailGate`'s plan (the caller's words meanwhile are not a turn); `converse` opens the conversation,
+ *   `hang_up` ends the call `voicemail`, `leave_message` speaks the message once the greeting ended (no
+ *   barge-in) and ends it `voicemail_left`.
  * Pure: no I/O but its ports; time from `Timers` and the engine's `Clock`.
  */
 import type { Conversation, ConversationTurn, TurnOptions } from '../conversation/conversation.js';
@@ -46,6 +50,8 @@ import { TurnMetricsCollector } from './turn-metrics.js';
 import { VoiceSessionEvents, type TurnLatency, type VoiceState } from './voice-session-events.js';
 import type { VoiceSessionArtifacts, VoiceSessionOutcome, VoiceSessionSink } from './voice-session-sink.js';
 import { VOICE_DEFAULTS, type VoiceSettings } from './voice-settings.js';
+import { VoicemailGate, type VoicemailGateOptions } from './amd/voicemail-gate.js';
+import type { VoicemailPlan } from './amd/voicemail-policy.js';
 
 export interface VoiceSessionOptions {
   /** Names marks and log lines (the call's id). */
@@ -68,9 +74,11 @@ export interface VoiceSessionOptions {
   sink: VoiceSessionSink;
   settings?: Partial<VoiceSettings>;
   logger?: Logger;
+  /** Answering-machine detection (outbound calls whose agent has `voicemail.detect`); the session adds its timers and logger. */
+  voicemail?: Omit<VoicemailGateOptions, 'timers' | 'logger'>;
 }
 
-type TurnKind = 'open' | 'send' | 'retry' | 'idle' | 'max_duration';
+type TurnKind = 'open' | 'send' | 'retry' | 'idle' | 'max_duration' | 'voicemail';
 
 interface Reply {
   nodeId: string;
@@ -148,6 +156,10 @@ export class VoiceSession {
   /** The caller's speech during the agent's audio may interrupt it (the node allowed it at its onset). */
   private bargeInArmed = false;
   private graceTimer: TimerHandle | null = null;
+  /** Answering-machine detection, while it runs. */
+  private amd: VoicemailGate | null = null;
+  /** The caller's speech is not a turn and silence is not idleness: AMD undecided, or a voicemail being left. */
+  private holdTurns = false;
 
   constructor(private readonly options: VoiceSessionOptions) {
     this.settings = {
@@ -207,7 +219,13 @@ export class VoiceSession {
     if (this.settings.maxCallDurationMs !== null) {
       this.maxTimer = this.timers.setTimeout(() => void this.onMaxDuration(), this.settings.maxCallDurationMs);
     }
-    void this.runTurn('open', (o) => this.conversation.open(o), null);
+    if (this.options.voicemail) {
+      this.holdTurns = true;
+      this.amd = new VoicemailGate({ ...this.options.voicemail, timers: this.timers, logger: this.logger });
+      void this.amd.plan.then((plan) => this.onVoicemailPlan(plan));
+    } else {
+      void this.runTurn('open', (o) => this.conversation.open(o), null);
+    }
     void this.listen();
   }
 
@@ -232,9 +250,11 @@ export class VoiceSession {
         if (this.finishing) break;
         const atMs = this.timers.now();
         if (event.type === 'interim') {
+          this.amd?.transcript(event.text, false, atMs);
           this.events.emit('transcript_interim', { text: event.text, atMs });
           this.endpointer.interimTranscript(event.text);
         } else if (event.type === 'final') {
+          this.amd?.transcript(event.text, true, atMs);
           this.events.emit('transcript_final', { text: event.text, atMs });
           this.endpointer.finalTranscript(event.text, event.speechFinal);
         } else if (event.type === 'utterance_end') {
@@ -256,6 +276,7 @@ export class VoiceSession {
     const atMs = this.timers.now();
     const pcm = mulawDecode(bytes);
     this.events.emit('caller_audio', { pcm, atMs });
+    this.amd?.audio(pcm, atMs - pcm.length / 8);
     this.stt?.push(bytes);
     this.vadStreamMs += pcm.length / 8;
     this.sustained.push(pcm, atMs, pcm.length / 8);
@@ -266,22 +287,24 @@ export class VoiceSession {
   private onVad(event: VadEvent, nowMs: number): void {
     const atMs = nowMs - (this.vadStreamMs - event.atMs);
     if (event.type === 'speech_start') {
+      this.amd?.speechStarted(atMs);
       this.speechOnsetMs = atMs;
       this.events.emit('speech_started', { atMs });
       this.cancelIdle();
       this.speechCounts = false;
       if (this.state_ === 'speaking') {
-        this.bargeInArmed = this.interruptible();
+        this.bargeInArmed = !this.holdTurns && this.interruptible();
         if (this.bargeInArmed) this.checkBargeIn();
         return;
       }
-      if (this.closing) return;
+      if (this.closing || this.holdTurns) return;
       if (this.state_ === 'thinking' && this.turn && (this.turn.kind === 'send' || this.turn.kind === 'retry')) this.cancelThinking();
       this.speechCounts = true;
       this.endpointer.speechStarted(atMs);
       return;
     }
     this.bargeInArmed = false;
+    this.amd?.speechStopped(atMs);
     this.events.emit('speech_stopped', { atMs: nowMs, endOfSpeechMs: atMs });
     this.stt?.finalize();
     if (this.speechCounts) this.endpointer.speechStopped(atMs);
@@ -290,7 +313,7 @@ export class VoiceSession {
   }
 
   private onDtmf(digit: string): void {
-    if (this.finishing || this.closing) return;
+    if (this.finishing || this.closing || this.holdTurns) return;
     const now = this.timers.now();
     if (this.state_ === 'speaking') {
       if (!this.interruptible()) {
@@ -305,7 +328,7 @@ export class VoiceSession {
 
   /** A caller turn is over: the engine gets it (empty text: noise, or a cancelled reply restarts as it was). */
   private onUtterance(u: CommittedUtterance): void {
-    if (this.finishing || this.closing) return;
+    if (this.finishing || this.closing || this.holdTurns) return;
     const restart = this.pendingRestart;
     if (u.text.trim() === '') {
       if (restart) {
@@ -620,11 +643,64 @@ export class VoiceSession {
   }
 
   // -------------------------------------------------------------------------------------------------------
+  // Answering-machine detection (docs/voicemail.md)
+
+  /** The voicemail policy's plan: the conversation opens, or the call ends on the machine (after a message). */
+  private async onVoicemailPlan(plan: VoicemailPlan): Promise<void> {
+    if (this.finishing) return;
+    const r = plan.result;
+    this.turnLogs.push({
+      ts: this.clock.now().toISOString(),
+      event: 'answering_machine_detection',
+      message: `Answering-machine detection: ${r?.verdict ?? 'unknown'}${r ? ` (${r.reason})` : ''}, ${plan.kind.replace('_', ' ')}`,
+      details: { verdict: r?.verdict ?? 'unknown', source: r?.source ?? null, reason: r?.reason ?? null, decided_at_ms: r?.decidedAtMs === undefined ? null : Math.round(r.decidedAtMs - this.startMs), action: plan.kind },
+    });
+    if (plan.kind === 'converse') {
+      this.holdTurns = false;
+      // words said before the decision ("Hello?") are not a turn; speech going on now becomes one after the greeting
+      if (!this.vad.speaking) this.endpointer.reset();
+      void this.runTurn('open', (o) => this.conversation.open(o), null);
+      return;
+    }
+    this.closing = true;
+    this.endpointer.reset();
+    this.cancelIdle();
+    if (plan.kind === 'leave_message' && !(await this.leaveVoicemail(plan.message))) return;
+    if (this.finishing) return;
+    if (this.conversation.status === 'active') {
+      try {
+        await this.conversation.hangUp().collect();
+      } catch (error) {
+        this.logger.error({ err: describe(error) }, 'closing the conversation on a voicemail failed');
+      }
+    }
+    await this.finish({ reason: 'voicemail', disposition: plan.disposition });
+  }
+
+  /** Speaks `text` to the machine (no barge-in: its audio is a recording) and waits until it played. False: the call ended meanwhile. */
+  private async leaveVoicemail(text: string): Promise<boolean> {
+    const turn = new AgentTurn('voicemail', this.timers.now(), null);
+    this.turn = turn;
+    this.setState('thinking');
+    const reply = this.openReply(turn, this.conversation.node.id);
+    reply.text = text;
+    for (const piece of reply.chunker.push(text)) this.speak(turn, reply, piece);
+    this.closeReply(turn);
+    await turn.speaking;
+    if (turn.aborted || turn.failed || this.finishing) return false;
+    await this.waitPlayed();
+    if (turn.aborted || this.finishing) return false;
+    this.reportHeard(turn, [], this.timers.now());
+    this.turn = null;
+    return true;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
   // Endings
 
   private armIdle(): void {
     this.cancelIdle();
-    if (this.finishing || this.closing) return;
+    if (this.finishing || this.closing || this.holdTurns) return;
     this.idleTimer = this.timers.setTimeout(() => this.onIdle(), this.settings.userIdleTimeoutMs);
   }
 
@@ -708,6 +784,7 @@ export class VoiceSession {
     this.finishing = (async () => {
       this.closing = true;
       for (const t of [this.idleTimer, this.maxTimer, this.graceTimer]) t?.cancel();
+      this.amd?.close();
       this.endpointer.reset();
       this.turn?.controller.abort();
       this.turn = null;
@@ -716,9 +793,9 @@ export class VoiceSession {
       this.sessionController.abort();
       await this.stt?.close();
       const record = recordOf(this.conversation.state);
-      if (outcome.reason === 'failed') {
-        record.disposition = 'failed';
-        record.gathered_context.mapped_call_disposition = 'failed';
+      if (outcome.reason === 'failed' || outcome.reason === 'voicemail') {
+        record.disposition = outcome.disposition;
+        record.gathered_context.mapped_call_disposition = outcome.disposition;
       }
       const artifacts = this.artifacts(record, outcome);
       let handedOver = false;

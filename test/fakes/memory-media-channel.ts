@@ -127,6 +127,13 @@ export class MemoryMediaChannel implements MediaChannel {
     return this;
   }
 
+  /** Queues recorded caller audio (in the channel's inbound wire format) for the caller stream, in 20 ms frames. */
+  play(bytes: Uint8Array): this {
+    const frame = bytesPerMs(this.inFormat) * 20;
+    for (let i = 0; i < bytes.length; i += frame) this.callerQueue.push(bytes.slice(i, i + frame));
+    return this;
+  }
+
   /** Queues `ms` of silence for the caller stream. */
   pause(ms: number): this {
     for (let i = 0; i < ms; i += 20) this.callerQueue.push(silenceAudio(this.inFormat, 20));
