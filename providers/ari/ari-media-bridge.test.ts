@@ -43,6 +43,8 @@ describe('ARI call media (bridge + chan_websocket external media)', () => {
   let mediaBase: string;
   /** Status the stand-in media endpoint answers upgrades with (101 accepts). */
   let upgradeStatus = 101;
+  /** While set, the stand-in media endpoint holds upgrades until it resolves. */
+  let holdUpgrades: Promise<void> | undefined;
   const connections: MediaConnection[] = [];
   const live: AriProvider[] = [];
   let configurationId = 500;
@@ -52,7 +54,11 @@ describe('ARI call media (bridge + chan_websocket external media)', () => {
     media = new WebSocketServer({
       port: 0,
       host: '127.0.0.1',
-      verifyClient: (_info, cb) => (upgradeStatus === 101 ? cb(true) : cb(false, upgradeStatus, 'Unauthorized')),
+      verifyClient: (_info, cb) => {
+        const answer = () => (upgradeStatus === 101 ? cb(true) : cb(false, upgradeStatus, 'Unauthorized'));
+        if (holdUpgrades) void holdUpgrades.then(answer);
+        else answer();
+      },
     });
     await new Promise<void>((r) => media.once('listening', () => r()));
     mediaBase = `ws://127.0.0.1:${(media.address() as AddressInfo).port}/api/v1/telephony/ari/media`;
@@ -77,6 +83,8 @@ describe('ARI call media (bridge + chan_websocket external media)', () => {
   });
   afterEach(async () => {
     upgradeStatus = 101;
+    holdUpgrades = undefined;
+    fake.refuseWebSockets = false;
     await Promise.all(live.splice(0).map((p) => p.close()));
   });
 
@@ -237,6 +245,29 @@ describe('ARI call media (bridge + chan_websocket external media)', () => {
     expect(requestsTo('/ari/channels/media-out-4').filter((r) => r.method === 'DELETE')).toHaveLength(0);
     expect(reported.some((e) => e.kind === 'status' && e.status === 'failed')).toBe(false);
     await p.hangup('media-out-4');
+  });
+
+  it('a media channel that came up while the event WebSocket was down joins its bridge after the re-connection', async () => {
+    let releaseUpgrade!: () => void;
+    holdUpgrades = new Promise<void>((r) => {
+      releaseUpgrade = r;
+    });
+    const { p } = make();
+    await p.placeCall(request(47, 'media-out-6'));
+    fake.simulateAnswer('media-out-6');
+    await until('externalMedia requested', () => requestsTo('/ari/channels/externalMedia').some((r) => r.query.channelId === 'media-out-6-media'));
+    fake.refuseWebSockets = true;
+    fake.dropWebSockets();
+    await until('event socket down', () => p.health().ok === false);
+    releaseUpgrade();
+    // its StasisStart goes to nobody
+    await until('media channel in Stasis', () => fake.channels.get('media-out-6-media')?.inStasis === true);
+    expect(fake.bridges.get('media-out-6-bridge')?.channels).toEqual(['media-out-6']);
+    fake.refuseWebSockets = false;
+    await until('bridged after the re-connection', () => fake.bridges.get('media-out-6-bridge')?.channels.length === 2);
+    expect(requestsTo('/ari/channels/media-out-6-media').filter((r) => r.method === 'GET').map((r) => r.status)).toEqual([200]);
+    await p.hangup('media-out-6');
+    await until('torn down', () => !fake.channels.has('media-out-6-media') && !fake.bridges.has('media-out-6-bridge'));
   });
 
   it('without ws_client_name the call carries no media and nothing is created', async () => {

@@ -25,7 +25,7 @@ export const MEDIA_MARK = 'callplane-media';
 /** Characters a media token may have to travel inside a chan_websocket `v()` option (no `,`, `(`, `)` or `=`). */
 const URI_SAFE = /^[A-Za-z0-9._~-]{1,512}$/;
 
-type Client = Pick<AriClientLike, 'createBridge' | 'addChannelsToBridge' | 'destroyBridge' | 'getBridge' | 'externalMedia' | 'hangup'>;
+type Client = Pick<AriClientLike, 'createBridge' | 'addChannelsToBridge' | 'destroyBridge' | 'getBridge' | 'externalMedia' | 'hangup' | 'getChannel'>;
 
 /**
  * The chan_websocket `transport_data` that adds `run_id` and the run's media token to the connection's URI,
@@ -168,6 +168,31 @@ export class AriMediaBridges {
     await this.client.destroyBridge(leg.bridgeId).catch((err: unknown) => {
       this.log()?.warn({ bridge_id: leg.bridgeId, err: (err as Error)?.message }, 'destroying an ARI media bridge failed');
     });
+  }
+
+  /**
+   * After a re-connection of the event WebSocket (the events of the gap are lost): a media channel that came up
+   * meanwhile joins its bridge; one that ended ends its call as its `ChannelDestroyed` would have. Stops at the
+   * first Asterisk failure (the next re-connection tries again). Never throws.
+   */
+  async reconcile(): Promise<void> {
+    for (const leg of [...this.byCall.values()]) {
+      if (leg.released) continue;
+      let channel;
+      try {
+        channel = await this.client.getChannel(leg.mediaId);
+      } catch {
+        return;
+      }
+      if (!channel) {
+        this.byMedia.delete(leg.mediaId);
+        if (leg.up) await this.mediaEnded(leg);
+        else await this.fail(leg.callId, 'the media channel ended while the ARI WebSocket was down');
+      } else if (!leg.up && channel.state === 'Up') {
+        // answered: its WebSocket is up and it is in our application
+        await this.handle({ type: 'StasisStart', channelId: leg.mediaId, args: [MEDIA_MARK, String(leg.runId)], timestamp: new Date().toISOString() });
+      }
+    }
   }
 
   /** Forgets everything (the connection is disposed). */

@@ -293,6 +293,7 @@ export class AriSession {
       }
       // Never answered and gone: the cause is unknown; the host's reconciliation decides.
     }
+    await this.media.reconcile();
   }
 
   private logHealth(health: AriHealth): void {
