@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import os from 'node:os';
 import { DIST, ROOT, fmt, machine } from './lib.mjs';
 
-const ALL = ['api', 'dispatch', 'usage', 'csv-ingest', 'memory', 'chat', 'audio', 'webhooks', 'amd'];
+const ALL = ['api', 'dispatch', 'usage', 'csv-ingest', 'memory', 'chat', 'audio', 'webhooks', 'amd', 'voice'];
 const TITLES = {
   api: '1. API: GET /api/v1/campaign/{id} with an API key',
   dispatch: '2. Dispatch: 10,000-contact simulator campaign',
@@ -19,6 +19,7 @@ const TITLES = {
   audio: '7. Audio path: Silero VAD per 32 ms window, G.711 and resampling per 20 ms frame',
   webhooks: '8. Event webhooks: 1,000 call.ended events while a 100-call campaign runs',
   amd: '9. Answering-machine detection on the recorded fixtures',
+  voice: '10. Voice-to-voice latency of talking calls over loopback Twilio media streams',
 };
 
 const yes = (ok) => (ok ? 'yes' : '**no**');
@@ -28,6 +29,9 @@ function table(head, rows) {
 }
 
 const render = {
+  voice: (r) => 'Fake providers at set delays (STT 100 ms, first token 200 ms, first TTS audio 80 ms) with the energy VAD (300 ms silence hangover); each call: greeting, turns, then a barge-in. Latency = end of the caller\'s speech → first voiced agent frame, both at the caller\'s wire; reference = hangover + the fakes\' own measured times.\n\n'
+    + table(['calls', 'turns', 'latency p50 / p95 ms', 'reference ms', 'overhead p50 / p95 ms', 'barge-in p50 / p95 ms (target ≤ ' + r.results[0].barge_in.target_ms + ')', 'service CPU % of a core', 'event-loop p99 ms', 'failures'],
+      r.results.map((x) => [x.calls, x.turns, `${x.latency_p50_ms} / ${x.latency_p95_ms}`, x.reference_ms, `${x.overhead_p50_ms} / ${x.overhead_p95_ms}`, `${x.barge_in.p50_ms} / ${x.barge_in.p95_ms}`, x.service_cpu_percent_of_core, x.event_loop_delay_p99_ms, x.failures])),
   api: (r) => {
     const rows = [
       ['ours (service, createHttpServer)', fmt(r.ours.rps, 0), `${r.ours.latency_p50} / ${r.ours.latency_p99}`, fmt(r.ours.bytes, 0), '', ''],

@@ -20,7 +20,7 @@ import { computeTwilioSignature } from '../../providers/twilio/twilio-signature.
 import { FakeOpenAiServer } from '../fakes/openai/fake-openai-server.js';
 import { FakeTwilioServer } from '../fakes/twilio/fake-twilio-server.js';
 import { audioFixtureManifest, readAudioFixture } from '../fixtures/audio/fixtures.js';
-import { TwilioMediaCaller } from '../support/twilio-media-caller.js';
+import { TwilioMediaCaller } from '../fakes/twilio/twilio-media-caller.js';
 import { startTestService, type Credentials, type TestService } from '../support/test-service.js';
 
 const PUBLIC = 'https://cp.example.test';

@@ -38,8 +38,8 @@ export class TwilioMediaCaller {
   readonly clearsAt: number[] = [];
   /** Agent media frames received. */
   agentFrames = 0;
-  /** When the first voiced frame of each `speak` was sent, and its last frame. */
-  readonly spoke: Array<{ onsetMs: number | null; endMs: number | null }> = [];
+  /** When the first and the last voiced frame of each `speak` were sent (its speech at the wire), and its last frame. */
+  readonly spoke: Array<{ onsetMs: number | null; voicedEndMs: number | null; endMs: number | null }> = [];
   readonly closed: Promise<{ code: number; reason: string }>;
   private readonly ws: WebSocket;
   private readonly streamSid: string;
@@ -85,7 +85,7 @@ export class TwilioMediaCaller {
   /** Queues μ-law audio to say (sent in 20 ms frames on the caller's clock). Returns its index in `spoke`. */
   speak(mulaw: Uint8Array): number {
     const line = this.spoke.length;
-    this.spoke.push({ onsetMs: null, endMs: null });
+    this.spoke.push({ onsetMs: null, voicedEndMs: null, endMs: null });
     for (let at = 0; at < mulaw.length; at += FRAME) {
       const frame = new Uint8Array(FRAME).fill(0xff);
       frame.set(mulaw.subarray(at, Math.min(mulaw.length, at + FRAME)));
@@ -130,7 +130,10 @@ export class TwilioMediaCaller {
         const frame = item?.frame ?? new Uint8Array(FRAME).fill(0xff);
         if (item) {
           const spoke = this.spoke[item.line]!;
-          if (spoke.onsetMs === null && isVoiced(frame)) spoke.onsetMs = performance.now();
+          if (isVoiced(frame)) {
+            spoke.onsetMs ??= performance.now();
+            spoke.voicedEndMs = performance.now();
+          }
           if (item.last) spoke.endMs = performance.now();
         }
         this.send({

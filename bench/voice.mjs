@@ -1,0 +1,238 @@
+// Benchmark 10: voice-to-voice latency of talking calls over loopback (docs/voice.md "Making calls talk").
+// The real service (main thread) serves Twilio media streams; a worker thread runs the fake providers and the
+// callers: an OpenAI-compatible fake with set delays (chat: first token after LLM_MS; /audio/transcriptions: STT_MS;
+// /audio/speech: first PCM after TTS_MS) and one simulated Twilio caller per call (test/fakes/twilio/
+// twilio-media-caller.ts: Twilio's media JSON, 20 ms μ-law frames in real time, marks echoed on its playback clock).
+// Each call: the greeting, TURNS caller turns (the fixture "Yes, I will attend."), then a barge-in during the agent's
+// reply. Measured at the caller's wire: end of its speech (last voiced frame sent) → first voiced agent frame;
+// barge-in: first voiced frame of its speech → the `clear`. Reference, same run: what the fakes and the VAD need
+// by configuration, measured where they are (the VAD's silence hangover + the fake's own STT, first-token and
+// first-audio times); platform overhead = ours − reference. `node bench/voice.mjs` after `npm run build`.
+import { createServer } from 'node:http';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import { dist, freshDir, percentile, report } from './lib.mjs';
+
+const CALLS = (process.env.BENCH_VOICE_CALLS ?? '1,50').split(',').map(Number);
+const TURNS = Number(process.env.BENCH_VOICE_TURNS ?? 3);
+const STT_MS = 100;
+const LLM_MS = 200;
+const TTS_MS = 80;
+const VAD_HANGOVER_MS = 300; // VAD_DEFAULTS.minSilenceMs
+const MIN_SPEECH_MS = 300; // interruption_min_speech_ms
+const REPLY = 'Thank you. I have noted that you will come, and we look forward to seeing you at the clinic.';
+
+// ---------------------------------------------------------------------------------------------------------
+// Worker: the fake providers and the callers.
+
+async function workerMain() {
+  const { TwilioMediaCaller } = await dist('test/fakes/twilio/twilio-media-caller.js');
+  const fake = { stt: [], llm: [], tts: [] };
+  const server = createServer((req, res) => {
+    const t0 = performance.now();
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      if (req.url.endsWith('/audio/transcriptions')) {
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ text: 'Yes, I will attend.' }));
+          fake.stt.push(performance.now() - t0);
+        }, STT_MS);
+        return;
+      }
+      if (req.url.endsWith('/audio/speech')) {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'audio/pcm' });
+          const ms = Math.min(4000, body.input.length * 40);
+          const pcm = Buffer.alloc(Math.round((ms * 24000) / 1000) * 2);
+          for (let i = 0; i < pcm.length / 2; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 24000)), i * 2);
+          res.write(pcm.subarray(0, 4800));
+          fake.tts.push(performance.now() - t0);
+          res.end(pcm.subarray(4800));
+        }, TTS_MS);
+        return;
+      }
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        res.write(chunk({ role: 'assistant', content: '' }));
+        fake.llm.push(performance.now() - t0);
+        let out = '';
+        for (const w of REPLY.match(/\S+\s*/g)) out += chunk({ content: w });
+        out += chunk({}, 'stop');
+        if (body.stream_options?.include_usage) out += `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage: { prompt_tokens: 200, completion_tokens: 20, total_tokens: 220 } })}\n\n`;
+        res.end(`${out}data: [DONE]\n\n`);
+      }, LLM_MS);
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  parentPort.postMessage({ type: 'fake', url: `http://127.0.0.1:${server.address().port}/v1` });
+
+  parentPort.on('message', async (m) => {
+    if (m.type !== 'calls') return;
+    fake.stt.length = 0;
+    fake.llm.length = 0;
+    fake.tts.length = 0;
+    const speech = new Uint8Array(m.speech);
+    const barge = new Uint8Array(m.barge);
+    const latencies = [];
+    const bargeIns = [];
+    const failures = [];
+    let early = 0;
+    await Promise.all(m.calls.map(async (call, i) => {
+      await new Promise((r) => setTimeout(r, i * 20)); // calls arrive over a second, as a campaign would place them
+      let caller;
+      try {
+        caller = await TwilioMediaCaller.connect({ url: call.url, callSid: call.callSid, parameters: call.parameters });
+        await caller.until('greeting', () => caller.agentVoiceAt.length > 0, 10_000);
+        for (let turn = 0; turn <= TURNS; turn++) {
+          // wait for the agent to finish (no voice for 700 ms)
+          await caller.until('agent quiet', () => performance.now() - caller.agentVoiceAt.at(-1) > 700, 20_000);
+          if (turn === TURNS) {
+            // barge-in: one more turn, and 200 ms into the agent's reply the caller talks over it
+            const line = caller.speak(speech);
+            await caller.until('line sent', () => caller.spoke[line].endMs !== null, 10_000);
+            const end = caller.spoke[line].endMs;
+            await caller.until('reply starts', () => caller.agentVoiceAt.at(-1) > end, 10_000);
+            await new Promise((r) => setTimeout(r, 200));
+            const clears = caller.clearsAt.length;
+            const b = caller.speak(barge);
+            await caller.until('clear', () => caller.clearsAt.length > clears, 5000);
+            bargeIns.push(caller.clearsAt[clears] - caller.spoke[b].onsetMs);
+            break;
+          }
+          const before = caller.agentVoiceAt.length;
+          const line = caller.speak(speech);
+          await caller.until('line sent', () => caller.spoke[line].endMs !== null, 10_000);
+          const end = caller.spoke[line].voicedEndMs;
+          await caller.until('reply', () => caller.agentVoiceAt.at(-1) > end, 10_000);
+          const first = caller.agentVoiceAt.slice(before).find((t) => t > caller.spoke[line].onsetMs);
+          if (first < end) early++;
+          latencies.push(first - end);
+        }
+        await caller.hangUp();
+        await Promise.race([caller.closed, new Promise((r) => setTimeout(r, 3000))]);
+      } catch (e) {
+        failures.push(e.message);
+      } finally {
+        caller?.close();
+      }
+    }));
+    parentPort.postMessage({ type: 'done', latencies, bargeIns, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Main: the service.
+
+async function main() {
+  const { buildContainer, attachHttpServer, ExpressAppToken } = await dist('plugins/composition-root.js');
+  const { createHttpServer } = await dist('http/app.js');
+  const { loadSettings } = await dist('plugins/settings.js');
+  const { ProviderRegistry } = await dist('plugins/provider-registry.js');
+  const { PinoLogger } = await dist('adapters/logging/pino-logger.js');
+  const { openMigratedSqlite } = await dist('adapters/storage/sqlite/database.js');
+  const { LifecycleToken } = await dist('plugins/tokens.js');
+  const { FakeTwilioServer } = await dist('test/fakes/twilio/fake-twilio-server.js');
+  const { createTwilioPlugin } = await dist('providers/twilio/index.js');
+  const { computeTwilioSignature } = await dist('providers/twilio/twilio-signature.js');
+  const { exampleWorkflowDefinition } = await dist('core/workflows/example-definition.js');
+  const { readWav } = await dist('core/voice/wav.js');
+  const { readFileSync } = await import('node:fs');
+  const { BUILT_IN_PROVIDER_PLUGINS } = await dist('plugins/provider-registry.builtins.js');
+
+  const fixture = (name) => readWav(new Uint8Array(readFileSync(fileURLToPath(new URL(`../test/fixtures/audio/${name}.wav`, import.meta.url))))).data;
+  const trim = (data) => data.subarray(4000, data.length - 5600); // lead 500 ms, tail 700 ms
+  const speech = trim(fixture('yes-i-will-attend'));
+  const barge = trim(fixture('barge-in-long')).subarray(0, 8000);
+
+  const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { worker: true } });
+  const fakeUrl = await new Promise((r) => worker.once('message', (m) => r(m.url)));
+  const twilio = await FakeTwilioServer.start({ numbers: [{ phoneNumber: '+15550007777' }] });
+
+  const PUBLIC = 'https://cp.example.test';
+  const settings = loadSettings({ CALLPLANE_SIGNUP: 'open', CALLPLANE_DATA_DIR: freshDir('voice'), LOG_LEVEL: 'warn', CALLPLANE_PUBLIC_URL: PUBLIC, CALLPLANE_ALLOW_PRIVATE_NETWORK: 'true', CALLPLANE_VOICE_VAD: 'energy', CALLPLANE_MEDIA_MAX_SESSIONS: '1000' });
+  const plugins = BUILT_IN_PROVIDER_PLUGINS.filter((p) => p.manifest.id !== 'twilio').concat(createTwilioPlugin({ apiBaseUrl: twilio.url, client: { sleep: async () => undefined } }));
+  const providers = ProviderRegistry.builtIn({ allowPrivateNetwork: true }, plugins);
+  const logger = PinoLogger.create({ level: 'warn', extraSensitive: providers.sensitiveFieldNames() });
+  const container = buildContainer({ settings, secretKey: 'bench-secret-key-0123456789abcdefghijklmnop', logger, sqlite: openMigratedSqlite(':memory:'), providers });
+  const server = createHttpServer(container.get(ExpressAppToken));
+  attachHttpServer(container, server);
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  await container.get(LifecycleToken).start();
+  const url = `http://127.0.0.1:${server.address().port}`;
+  const request = async (method, path, body, headers = {}) => {
+    const res = await fetch(url + `/api/v1${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    const text = await res.text();
+    let parsed = text;
+    try { parsed = JSON.parse(text); } catch { /* markup */ }
+    if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+    return parsed;
+  };
+  const signup = await request('POST', '/auth/signup', { email: 'voice-bench@example.com', password: 'correct horse battery', organization_name: 'Bench' });
+  const auth = { authorization: `Bearer ${signup.token}` };
+  const ai = await request('POST', '/organizations/ai-services', { name: 'Fake', config: { provider: 'openai', api_key: 'sk-bench', base_url: fakeUrl } }, auth);
+  const wf = await request('POST', '/workflow/create/definition', {
+    name: 'Bench', workflow_definition: exampleWorkflowDefinition, template_context_variables: { first_name: 'Dana', appointment_time: 'Tuesday' },
+    workflow_configurations: { llm: { service_id: ai.id, model: 'm' }, stt: { service_id: ai.id, model: 'whisper-1' }, tts: { service_id: ai.id, voice: 'alloy' }, interruption_min_speech_ms: MIN_SPEECH_MS, user_idle_timeout_seconds: 60 },
+  }, auth);
+  const tw = await request('POST', '/organizations/telephony-configs', { name: 'Twilio', config: { provider: 'twilio', account_sid: twilio.accountSid, auth_token: twilio.authToken } }, auth);
+  await request('POST', `/organizations/telephony-configs/${tw.id}/phone-numbers`, { address: '+15550007777', inbound_workflow_id: wf.id }, auth);
+
+  let seq = 0;
+  const results = [];
+  for (const n of CALLS) {
+    const calls = [];
+    for (let i = 0; i < n; i++) {
+      const callSid = `CA${String(++seq).padStart(32, '0')}`;
+      const form = { AccountSid: twilio.accountSid, CallSid: callSid, From: '+15559876543', To: '+15550007777', Direction: 'inbound', CallStatus: 'ringing' };
+      const path = '/telephony/twilio/inbound';
+      const twiml = await request('POST', path, new URLSearchParams(form).toString(), { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': computeTwilioSignature(twilio.authToken, `${PUBLIC}/api/v1${path}`, form) });
+      const streamUrl = /<Stream url="([^"]+)"/.exec(twiml)[1];
+      const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1], m[2]]));
+      calls.push({ url: url.replace(/^http/, 'ws') + new URL(streamUrl).pathname, callSid, parameters });
+    }
+    const loopDelay = (await import('node:perf_hooks')).monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    worker.postMessage({ type: 'calls', calls, speech: [...speech], barge: [...barge] });
+    const done = await new Promise((r) => worker.on('message', function onDone(m) {
+      if (m.type === 'done') {
+        worker.off('message', onDone);
+        r(m);
+      }
+    }));
+    const wall = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    loopDelay.disable();
+    const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+    const reference = VAD_HANGOVER_MS + mean(done.fake.stt) + mean(done.fake.llm) + mean(done.fake.tts);
+    const p50 = percentile(done.latencies, 50);
+    const p95 = percentile(done.latencies, 95);
+    const result = {
+      calls: n, turns: done.latencies.length, replies_before_end_of_speech: done.early, failures: done.failures.length, failure_examples: done.failures.slice(0, 3),
+      latency_p50_ms: round(p50), latency_p95_ms: round(p95), reference_ms: round(reference),
+      overhead_p50_ms: round(p50 - reference), overhead_p95_ms: round(p95 - reference),
+      fake_ms: { vad_hangover: VAD_HANGOVER_MS, stt: round(mean(done.fake.stt)), llm_first_token: round(mean(done.fake.llm)), tts_first_audio: round(mean(done.fake.tts)) },
+      barge_in: { events: done.bargeIns.length, p50_ms: round(percentile(done.bargeIns, 50)), p95_ms: round(percentile(done.bargeIns, 95)), target_ms: MIN_SPEECH_MS + 100 },
+      service_cpu_percent_of_core: round((100 * (cpu.user + cpu.system) / 1000) / wall),
+      event_loop_delay_p99_ms: round(loopDelay.percentile(99) / 1e6),
+    };
+    results.push(result);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  }
+  report({ name: 'voice', results });
+  await worker.terminate();
+  server.closeAllConnections?.();
+  await twilio.close();
+  process.exit(0);
+}
+
+const round = (x) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
+
+if (isMainThread) await main();
+else if (workerData?.worker) await workerMain();
