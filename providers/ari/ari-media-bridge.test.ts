@@ -215,6 +215,19 @@ describe('ARI call media (bridge + chan_websocket external media)', () => {
     expect(p.health().detail).toMatchObject({ media_calls: 0, tracked_calls: 0 });
   });
 
+  it('an Asterisk failing to create the bridge (500) is contained the same way', async () => {
+    const { p, reported } = make();
+    await p.placeCall(request(48, 'media-out-7'));
+    fake.failNext(1, 500, 'Internal Server Error', (method, path) => method === 'POST' && path === '/ari/bridges/media-out-7-bridge');
+    fake.simulateAnswer('media-out-7');
+    await until('caller hung up', () => !fake.channels.has('media-out-7'));
+    await p.idle();
+    expect(reported.find((e) => e.kind === 'status' && e.status === 'failed')).toMatchObject({
+      runId: 48, detail: expect.stringMatching(/^call media failed: Asterisk refused the call's media: .*create bridge failed \(HTTP 500\)/),
+    });
+    expect(requestsTo('/ari/channels/externalMedia').some((r) => r.query.channelId === 'media-out-7-media')).toBe(false);
+  });
+
   it('a media WebSocket our endpoint refuses fails the call the same way', async () => {
     upgradeStatus = 401;
     const { p, reported } = make();
