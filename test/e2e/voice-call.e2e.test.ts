@@ -242,4 +242,14 @@ describe('calls that talk', () => {
     expect(run.transcript_url).toBeNull();
     expect(openai.speech.requests.length).toBe(speechRequests); // tones, no speech service
   }, 15_000);
+
+  it('a malformed caller script is 422 at body.caller, and no run is created', async () => {
+    const before = (await svc.get(`/workflow/${talkingWorkflow}/runs`, auth)).body.total_count;
+    for (const caller of [{ lines: 'hello' }, { lines: [''] }, { lines: [] }, 'yes']) {
+      const r = await svc.post('/telephony/simulator/inbound', { account_id: 'voice-sim', from: '+15551230000', to: SIM_NUMBER, caller }, auth);
+      expect(r.status).toBe(422);
+      expect(r.body.detail[0].loc).toEqual(['body', 'caller']);
+    }
+    expect((await svc.get(`/workflow/${talkingWorkflow}/runs`, auth)).body.total_count).toBe(before);
+  });
 });
