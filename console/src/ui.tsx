@@ -13,7 +13,6 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[]) {
       (data) => mine === seq.current && setState({ data, error: null, loading: false }),
       (error) => mine === seq.current && setState((s) => ({ data: s.data, error, loading: false })),
     );
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, deps);
   useEffect(() => {
     reload();

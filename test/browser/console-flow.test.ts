@@ -7,7 +7,7 @@
  * go to test-artifacts/browser/.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -184,6 +184,10 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     expect(await page.locator('g.node.invalid').count()).toBe(0);
     await page.getByRole('tab', { name: 'Versions' }).click();
     await page.getByText('superseded').waitFor();
+    await page.getByRole('button', { name: 'Archive' }).click();
+    await page.locator('.title-row .badge.archived').waitFor();
+    await page.getByRole('button', { name: 'Restore' }).click();
+    await page.locator('.title-row .badge.active').waitFor();
     await page.getByRole('tab', { name: 'Graph & test chat' }).click();
   });
 
@@ -348,6 +352,10 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.locator('[data-total="count"]').filter({ hasText: /^1$/ }).waitFor();
     await page.getByText('Page 1 of 1 · 1 in all').waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const csv = readFileSync((await download.path())!, 'utf8').trim().split('\n');
+    expect(csv).toHaveLength(2); // the header and the one busy run
+    expect(csv[1]).toContain('busy');
     await shot('09-runs');
   });
 

@@ -48,7 +48,6 @@ export function CampaignPage({ id }: { id: number }) {
           agent <a href={`/agents/${k.workflow_id}`}>{k.workflow_name ?? `#${k.workflow_id}`}</a>
         </span>
         <span class="grow" />
-        {k.state === 'draft' || k.state === 'paused' ? null : null}
         {k.state === 'draft' ? (
           <button type="button" class="primary" disabled={action.busy} onClick={() => move('start')}>
             Start

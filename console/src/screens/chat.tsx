@@ -27,7 +27,7 @@ export function ChatPanel({ workflowId, def, onNode }: { workflowId: number; def
   const apply = (c: any) => {
     setChat(c);
     setMessages(c.messages);
-    onNode(c.status === 'active' || c.node ? c.node?.id ?? null : null);
+    onNode(c.node?.id ?? null);
   };
   const start = () =>
     action.run(async () => {
