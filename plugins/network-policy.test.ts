@@ -158,6 +158,15 @@ describe('policyFetch against a real local server', () => {
     await expect(policyFetch(`${base}/`, {}, strict)).rejects.toThrow(/private or loopback/);
   });
 
+  it('sends headers given as a record, a Headers or pairs under lower-case names, repeated ones joined, a given content-type kept', async () => {
+    const base = await serve((req, res) => res.end(JSON.stringify({ type: req.headers['content-type'], accept: req.headers.accept, custom: req.headers['x-custom'] })));
+    const sent = async (headers: Headers | Record<string, string> | Array<[string, string]>) =>
+      (await policyFetch(`${base}/`, { method: 'POST', headers, body: '{}' }, open)).json();
+    expect(await sent({ 'Content-Type': 'application/json', Accept: 'text/event-stream', 'X-Custom': ' a ' })).toEqual({ type: 'application/json', accept: 'text/event-stream', custom: 'a' });
+    expect(await sent(new Headers([['x-custom', 'a'], ['X-Custom', 'b']]))).toEqual({ type: 'text/plain;charset=UTF-8', custom: 'a, b' });
+    expect(await sent([['X-Custom', 'a'], ['x-custom', 'b'], ['accept', 'application/json']])).toEqual({ type: 'text/plain;charset=UTF-8', accept: 'application/json', custom: 'a, b' });
+  });
+
   it('rejects with the socket error when nothing listens, and with the abort reason when aborted', async () => {
     const base = await serve(() => undefined); // never answers
     await expect(policyFetch(`${base}/`, { signal: AbortSignal.timeout(50) }, open)).rejects.toMatchObject({ name: 'TimeoutError' });

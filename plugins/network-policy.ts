@@ -365,6 +365,24 @@ function agentFor(protocol: string, allowPrivate: boolean): http.Agent {
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
+ * Request headers as one lower-case record, repeated names joined with `, ` (what a WHATWG `Headers` holds,
+ * without building one per request). Node's http rejects invalid names and values when the request is made.
+ */
+function headerRecord(init: PolicyFetchInit['headers']): Record<string, string> {
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  if (!init) return out;
+  const add = (name: string, value: string): void => {
+    const key = name.toLowerCase();
+    const v = String(value).trim();
+    out[key] = Object.prototype.hasOwnProperty.call(out, key) ? `${out[key]}, ${v}` : v;
+  };
+  if (init instanceof Headers) init.forEach((value, name) => add(name, value));
+  else if (Array.isArray(init)) for (const [name, value] of init) add(name, value);
+  else for (const name of Object.keys(init)) add(name, init[name]);
+  return out;
+}
+
+/**
  * `assertConnectable`, then the request over node's http(s), connected to the checked address. Resolves with
  * the response for any status but 3xx (the caller judges 4xx/5xx); a 3xx rejects with
  * `NetworkPolicyError('redirect_refused')` and is never followed. Other failures reject with the socket's error
@@ -373,17 +391,17 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 export async function policyFetch(url: string | URL, init: PolicyFetchInit = {}, opts: NetworkPolicyOptions): Promise<Response> {
   const target = await assertConnectable(url, opts);
   const label = opts.label ?? opts.field ?? 'url';
-  const headers = new Headers(init.headers ?? undefined);
+  const headers = headerRecord(init.headers);
   let body: Buffer | undefined;
   if (init.body instanceof URLSearchParams) {
     body = Buffer.from(init.body.toString());
-    if (!headers.has('content-type')) headers.set('content-type', 'application/x-www-form-urlencoded;charset=UTF-8');
+    headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
   } else if (typeof init.body === 'string') {
     body = Buffer.from(init.body);
-    if (!headers.has('content-type')) headers.set('content-type', 'text/plain;charset=UTF-8');
+    headers['content-type'] ??= 'text/plain;charset=UTF-8';
   } else if (init.body instanceof ArrayBuffer) body = Buffer.from(init.body);
   else if (init.body) body = Buffer.from(init.body.buffer, init.body.byteOffset, init.body.byteLength);
-  if (body) headers.set('content-length', String(body.length));
+  if (body) headers['content-length'] = String(body.length);
   const signal = init.signal ?? undefined;
   signal?.throwIfAborted();
   const u = target.url;
@@ -396,7 +414,7 @@ export async function policyFetch(url: string | URL, init: PolicyFetchInit = {},
       port: u.port || undefined,
       path: `${u.pathname}${u.search}`,
       method: (init.method ?? 'GET').toUpperCase(),
-      headers: Object.fromEntries(headers.entries()),
+      headers,
       lookup: target.lookup,
       agent: agentFor(protocol, opts.allowPrivateNetwork),
       ...(protocol === 'https:' && !normalizeIp(bareHost(u.hostname)) ? { servername: bareHost(u.hostname) } : {}),
