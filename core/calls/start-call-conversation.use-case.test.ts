@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { MemoryMediaChannel } from '../../test/fakes/memory-media-channel.js';
 import { VirtualTimeline } from '../../test/fakes/virtual-timeline.js';
+import { ScriptedLanguageModel } from '../../test/fakes/scripted-language-model.js';
+import { ScriptedSpeechToText, ScriptedTextToSpeech } from '../../test/fakes/scripted-speech.js';
 import { silentLogger } from '../ports/logger.port.js';
 import type { NormalizedCallEvent } from '../ports/telephony-provider.port.js';
 import type { Run } from '../runs/run.js';
@@ -72,5 +74,57 @@ describe('StartCallConversation', () => {
     expect(await started).toEqual({ kind: 'refused', disposition: 'agent_unavailable' });
     expect(s.statuses[0]!.event).toMatchObject({ status: 'failed', disposition: 'agent_unavailable', detail: expect.stringContaining('ai service 1 was deleted') });
     expect(s.order.at(-1)).toBe('hangup agent_unavailable');
+  });
+});
+
+describe('StartCallConversation: answering-machine detection (docs/voicemail.md)', () => {
+  function talking(mode: 'inbound' | 'outbound', voicemail: Record<string, unknown>) {
+    const t = new VirtualTimeline();
+    const channel = new MemoryMediaChannel(t);
+    const tts = new ScriptedTextToSpeech({ sleep: t.sleep, firstAudioDelayMs: 50, msPerChar: 40 });
+    const dispositions: Array<string | null | undefined> = [];
+    const useCase = new StartCallConversation({
+      runs: {
+        get: async () => null,
+        attachArtifacts: async () => null,
+        applyStatus: async (_o: number, _id: number, update: { disposition?: string | null }) => {
+          dispositions.push(update.disposition);
+          return { applied: true, run: null };
+        },
+      } as never,
+      workflows: {
+        get: async () => ({ workflowConfigurations: { ...TALKING, voicemail }, templateContextVariables: { first_name: 'Dana' } }) as never,
+        getDefinition: async () => ({ definition: exampleWorkflowDefinition }) as never,
+      },
+      models: { forService: async () => new ScriptedLanguageModel({ sleep: t.sleep }) },
+      speech: { stt: async () => new ScriptedSpeechToText({ sleep: t.sleep, finalDelayMs: 100, interimEveryMs: 0 }), tts: async () => tts },
+      vad: new EnergyVoiceActivityDetectorFactory(), pacer: new PlayoutPacer(t), timers: t, clock: t.clock, store: { put: async (key) => ({ key, size: 0, contentType: '' }) },
+      applyStatus: { execute: async () => null },
+      log: silentLogger,
+    });
+    return { t, channel, tts, dispositions, start: () => useCase.execute({ ...RUN, mode } as Run, channel, 'twilio') };
+  }
+
+  it('an outbound call of an agent with voicemail.detect waits for the decision; a long greeting ends it voicemail', async () => {
+    const s = talking('outbound', { detect: true, action: 'hangup' });
+    expect(await s.start()).toMatchObject({ kind: 'talking' });
+    s.channel.startCaller();
+    s.channel.speak(4000);
+    await s.t.advance(1000);
+    expect(s.tts.requests).toEqual([]);
+    await s.t.until(() => s.channel.hangUps.length > 0, 10_000);
+    expect(s.channel.hangUps[0]!.reason).toBe('voicemail');
+    expect(s.dispositions).toContain('voicemail');
+    expect(s.tts.requests).toEqual([]);
+  });
+
+  it('an inbound call, or an agent without detection, greets at once', async () => {
+    for (const [mode, voicemail] of [['inbound', { detect: true, action: 'hangup' }], ['outbound', { detect: false }]] as const) {
+      const s = talking(mode, voicemail);
+      await s.start();
+      s.channel.startCaller();
+      await s.t.advance(100);
+      expect(s.tts.requests.length).toBeGreaterThan(0);
+    }
   });
 });

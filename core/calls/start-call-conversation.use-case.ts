@@ -8,6 +8,9 @@
  *   playout pacer, the workflow definition the run was started with (`definition_id`), the run's
  *   `initial_context` over the workflow's `template_context_variables`, the voice settings of
  *   `workflow_configurations`, and a `RunVoiceSink` that persists every ending before the hang-up;
+ * - an outbound call whose agent has `voicemail.detect` runs answering-machine detection first (docs/voicemail.md):
+ *   the session's greeting waits for the decision; the agent's own model judges a greeting the heuristics are
+ *   unsure of; the message is rendered with the same context as the agent's templates;
  * - it does not, on a real carrier: the caller hears a short notice (`noticeTonesMulaw`), the run ends `failed`
  *   with disposition `agent_not_configured` through the one status path, then the call is hung up;
  * - it does not, on the simulator: nothing (the simulator runs such calls as timers, API.md 8);
@@ -35,6 +38,8 @@ import type { PlayoutPacer } from '../voice/playout-pacer.js';
 import { VoiceSession } from '../voice/voice-session.js';
 import { voiceSettingsFrom, type VoiceSettings } from '../voice/voice-settings.js';
 import { canTalk, type WorkflowConfigurations } from '../workflows/workflow-configurations.js';
+import { renderTemplate, templateContextOf } from '../conversation/template.js';
+import { voicemailSettingsOf } from '../voice/amd/amd-result.js';
 import { WorkflowGraph } from '../workflows/workflow-graph.js';
 import { RunVoiceSink } from './run-voice-sink.js';
 
@@ -88,13 +93,15 @@ export class StartCallConversation {
         this.deps.speech.stt(run.organizationId, c.stt!.service_id),
         this.deps.speech.tts(run.organizationId, c.tts!.service_id),
       ]);
+      const initialContext = { ...workflow.templateContextVariables, ...run.initialContext };
       const conversation = Conversation.start({
         graph,
         model: { lm, model: c.llm!.model, ...(typeof c.llm!.temperature === 'number' ? { temperature: c.llm!.temperature } : {}) },
         clock: this.deps.clock,
         logger: log,
-        initialContext: { ...workflow.templateContextVariables, ...run.initialContext },
+        initialContext,
       });
+      const voicemail = run.mode === 'outbound' ? voicemailSettingsOf(config) : null;
       const settings = voiceSettingsFrom(config);
       const session = new VoiceSession({
         id: `run-${run.id}`,
@@ -112,6 +119,13 @@ export class StartCallConversation {
         sink: new RunVoiceSink(run, { runs: this.deps.runs, store: this.deps.store, clock: this.deps.clock, log, ...(this.deps.transfer ? { transfer: this.deps.transfer } : {}) }),
         settings: { ...settings, ...this.deps.settings, endpointing: { ...settings.endpointing, ...this.deps.settings?.endpointing } },
         logger: log,
+        ...(voicemail ? {
+          voicemail: {
+            settings: voicemail,
+            render: (template: string) => renderTemplate(template, templateContextOf(initialContext, {}), this.deps.clock.now()),
+            classifier: { model: lm, modelName: c.llm!.model },
+          },
+        } : {}),
       });
       session.start();
       log.info({ workflow_id: run.workflowId, definition_id: run.definitionId }, 'the call talks');
