@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   assertConnectable,
+  cachingResolver,
   checkUrlShape,
   classifyAddress,
   NetworkPolicyError,
@@ -174,5 +175,51 @@ describe('policyFetch against a real local server', () => {
     await new Promise<void>((r) => server!.close(() => r()));
     server = undefined;
     await expect(policyFetch(`http://127.0.0.1:${closedPort}/`, {}, open)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});
+
+describe('cachingResolver (how the system resolver is reused)', () => {
+  const counting = (table: Record<string, string[]>) => {
+    const asked: string[] = [];
+    const base = resolverOf(table);
+    return { asked, resolve: (host: string) => (asked.push(host), base(host)) };
+  };
+
+  it('reuses an answer for ttlMs, per host, and asks again after it', async () => {
+    let t = 0;
+    const dns = counting({ 'a.example': ['203.0.113.1'], 'b.example': ['203.0.113.2'] });
+    const resolve = cachingResolver(dns.resolve, { ttlMs: 5_000, now: () => t });
+    expect(await resolve('a.example')).toEqual([{ address: '203.0.113.1', family: 4 }]);
+    t = 4_999;
+    await resolve('a.example');
+    await resolve('b.example');
+    expect(dns.asked).toEqual(['a.example', 'b.example']);
+    t = 5_000;
+    await resolve('a.example');
+    expect(dns.asked).toEqual(['a.example', 'b.example', 'a.example']);
+  });
+
+  it('shares one lookup in flight, forgets failures, hands out copies and keeps at most maxHosts', async () => {
+    const dns = counting({ 'a.example': ['203.0.113.1'], 'b.example': ['203.0.113.2'] });
+    const resolve = cachingResolver(dns.resolve, { ttlMs: 5_000, maxHosts: 1, now: () => 0 });
+    const [one, two] = await Promise.all([resolve('a.example'), resolve('a.example')]);
+    expect(dns.asked).toEqual(['a.example']);
+    one[0].address = '10.0.0.1';
+    expect(two[0].address).toBe('203.0.113.1');
+    expect((await resolve('a.example'))[0].address).toBe('203.0.113.1');
+    await expect(resolve('gone.example')).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    await expect(resolve('gone.example')).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    await resolve('b.example');
+    await resolve('a.example');
+    expect(dns.asked).toEqual(['a.example', 'gone.example', 'gone.example', 'b.example', 'a.example']);
+  });
+
+  it('a remembered answer is still checked against each caller\'s policy, and pinned', async () => {
+    const resolve = cachingResolver(resolverOf({ 'svc.example': ['10.1.2.3'], 'meta.example': ['169.254.169.254'] }), { ttlMs: 60_000 });
+    const target = await assertConnectable('http://svc.example/', { ...open, resolve });
+    expect(target.addresses).toEqual([{ address: '10.1.2.3', family: 4 }]);
+    await expect(assertConnectable('http://svc.example/', { ...strict, resolve })).rejects.toMatchObject({ code: 'refused_address' });
+    await expect(assertConnectable('http://meta.example/', { ...open, resolve })).rejects.toMatchObject({ code: 'refused_address' });
+    await expect(assertConnectable('http://meta.example/', { ...open, resolve })).rejects.toMatchObject({ code: 'refused_address' });
   });
 });

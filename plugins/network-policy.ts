@@ -8,7 +8,8 @@
  *   ws/wss), no credentials in the URL, and IP literals / well-known names against the rules below. It does not
  *   resolve names: a name is only proven safe by `assertConnectable` right before connecting.
  * - `assertConnectable(url, opts)` (async, right before connecting): the shape check, then the host is resolved
- *   (`dns.lookup`, all addresses) and EVERY address must pass. Returns the checked addresses and a `lookup`
+ *   (`dns.lookup`, all addresses; an answer is reused for `RESOLUTION_CACHE_MS`, see `cachingResolver`) and EVERY
+ *   address must pass, on every call. Returns the checked addresses and a `lookup`
  *   function that answers only those addresses: give it to `http.request`/`https.request`/`new WebSocket(url,
  *   { lookup })` (ws passes it through to node's http) so the connection goes to the address that was checked
  *   (no DNS rebinding between check and connect). Throws `NetworkPolicyError`.
@@ -290,7 +291,43 @@ function bareHost(hostname: string): string {
 // Connect time (async)
 // ---------------------------------------------------------------------------------------------------------
 
-const systemResolver: HostResolver = async (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+/**
+ * `resolve` with each host's answer remembered for `ttlMs` (one lookup in flight per host is shared; a failed
+ * lookup is not remembered; at most `maxHosts` hosts, the oldest forgotten first). Pinning stays exact: a
+ * remembered answer is still checked address by address against the caller's policy on every use, and the
+ * connection goes only to those addresses, so a name that changes its answer (DNS rebinding) can reach nothing
+ * that was not checked; a change is merely seen up to `ttlMs` later.
+ */
+export function cachingResolver(
+  resolve: HostResolver,
+  options: { ttlMs: number; maxHosts?: number; now?: () => number },
+): HostResolver {
+  const now = options.now ?? Date.now;
+  const maxHosts = options.maxHosts ?? 1000;
+  const answers = new Map<string, { until: number; addresses: Promise<ResolvedAddress[]> }>();
+  return (hostname) => {
+    const t = now();
+    const kept = answers.get(hostname);
+    if (kept && kept.until > t) return kept.addresses.then((list) => list.map((a) => ({ ...a })));
+    const addresses = resolve(hostname);
+    answers.delete(hostname);
+    if (answers.size >= maxHosts) answers.delete(answers.keys().next().value as string);
+    const entry = { until: t + options.ttlMs, addresses };
+    answers.set(hostname, entry);
+    addresses.catch(() => {
+      if (answers.get(hostname) === entry) answers.delete(hostname);
+    });
+    return addresses.then((list) => list.map((a) => ({ ...a })));
+  };
+}
+
+/** How long the system resolver's answer for a host is reused (an AI service is asked on every chat turn). */
+export const RESOLUTION_CACHE_MS = 5_000;
+
+const systemResolver: HostResolver = cachingResolver(
+  async (hostname) => dnsLookup(hostname, { all: true, verbatim: true }),
+  { ttlMs: RESOLUTION_CACHE_MS },
+);
 
 /**
  * Checks `url` as written, resolves its host and checks every address. Call it right before connecting and
