@@ -4,7 +4,8 @@
 // (`--force` always builds), so `npm ci` builds it once (prepare) and `npm start` (prestart) only when stale.
 // The stamp gets the time the build STARTED; a failed build leaves none. Without Vite installed (a production
 // install with --omit=dev) an existing dist/console is used as it is, and without one the service says so at `/`.
-import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -52,6 +53,11 @@ export async function buildConsole(reason) {
   } catch (err) {
     process.stderr.write(`callplane: the web console build failed: ${err?.message ?? err}\n`);
     return 1;
+  }
+  // gzip siblings of the hashed scripts and styles, served to browsers that accept gzip (http/routes/console-static.ts)
+  const assets = join(OUT_DIR, 'assets');
+  for (const name of existsSync(assets) ? readdirSync(assets) : []) {
+    if (/\.(js|css|svg)$/.test(name)) writeFileSync(join(assets, `${name}.gz`), gzipSync(readFileSync(join(assets, name)), { level: 9 }));
   }
   writeFileSync(STAMP, `${started.toISOString()}\n`);
   utimesSync(STAMP, started, started);

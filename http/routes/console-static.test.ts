@@ -5,6 +5,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import http from 'node:http';
 import { startTestService, type TestService } from '../../test/support/test-service.js';
 import { consoleStatic, IMMUTABLE, REVALIDATE } from './console-static.js';
 
@@ -18,6 +20,7 @@ describe('console static files', () => {
     mkdirSync(join(dir, 'assets'));
     writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Callplane</title><div id="app"></div>');
     writeFileSync(join(dir, 'assets', 'index-AbCd1234_x.js'), 'console.log(1)');
+    writeFileSync(join(dir, 'assets', 'index-AbCd1234_x.js.gz'), gzipSync('console.log(1)'));
     writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     const app = express();
     app.use(consoleStatic(dir));
@@ -47,6 +50,26 @@ describe('console static files', () => {
     const icon = await fetch(`${url}/favicon.svg`);
     expect(icon.status).toBe(200);
     expect(icon.headers.get('cache-control')).toBe(REVALIDATE);
+  });
+
+  it('sends the precompressed copy of a hashed asset to clients that accept gzip, the plain file to others', async () => {
+    const raw = await new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      http.get(`${url}/assets/index-AbCd1234_x.js`, { headers: { 'accept-encoding': 'gzip, br' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+    expect(raw.headers['content-encoding']).toBe('gzip');
+    expect(raw.headers['cache-control']).toBe(IMMUTABLE);
+    expect(raw.headers['content-type']).toMatch(/^text\/javascript/);
+    expect(raw.headers.vary).toBe('Accept-Encoding');
+    expect(gunzipSync(raw.body).toString()).toBe('console.log(1)');
+    const plain = await new Promise<http.IncomingHttpHeaders>((resolve, reject) => {
+      http.get(`${url}/assets/index-AbCd1234_x.js`, { headers: { 'accept-encoding': 'identity' } }, (res) => (res.resume(), resolve(res.headers))).on('error', reject);
+    });
+    expect(plain['content-encoding']).toBeUndefined();
+    expect(plain['content-length']).toBe(String('console.log(1)'.length));
   });
 
   it('answers client routes with the app (SPA fallback) but leaves missing files and other methods a 404', async () => {

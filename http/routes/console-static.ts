@@ -6,6 +6,7 @@ import { join } from 'node:path';
 const RESERVED = /^\/(api|docs)(\/|$)/;
 /** Vite names every built asset by its content hash: such a file never changes, so a year is safe. */
 const HASHED_ASSET = /^\/assets\/[^/]+-[\w-]{8,}\.\w+$/;
+const CONTENT_TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', svg: 'image/svg+xml' };
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 export const REVALIDATE = 'no-cache';
 
@@ -15,7 +16,8 @@ export const REVALIDATE = 'no-cache';
  *   `no-cache` (the browser revalidates, so a new build is seen at once);
  * - a GET for a client route (no file extension, the browser asking for HTML) gets index.html (SPA fallback);
  * - /api and /docs are never answered here, so their 404/405 bodies stay JSON;
- * - when the console was never built, `/` says so (503 `console_not_built`) instead of a bare 404.
+ * - when the console was never built, `/` says so (503 `console_not_built`) instead of a bare 404;
+ * - a hashed script or style goes gzip-compressed (the build's `.gz` copy) to a client that accepts gzip.
  * Returns a handler to mount after the API routes and before the final 404.
  */
 export function consoleStatic(dir: string): RequestHandler {
@@ -41,6 +43,16 @@ export function consoleStatic(dir: string): RequestHandler {
     res.setHeader('Content-Length', indexHtml.length);
     res.end(indexHtml);
   };
+  // the build's precompressed copies (name.js.gz), read once: hashed files never change
+  const compressed = new Map<string, { body: Buffer; type: string } | null>();
+  const gzipped = (path: string) => {
+    if (!compressed.has(path)) {
+      const file = join(dir, `${path}.gz`);
+      const type = CONTENT_TYPES[path.slice(path.lastIndexOf('.') + 1)];
+      compressed.set(path, type && existsSync(file) ? { body: readFileSync(file), type } : null);
+    }
+    return compressed.get(path)!;
+  };
   return (req: Request, res: Response, next: NextFunction) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || RESERVED.test(req.path)) return next();
     if (!existsSync(index)) {
@@ -49,6 +61,20 @@ export function consoleStatic(dir: string): RequestHandler {
       return;
     }
     if (req.path === '/' || req.path === '/index.html') return sendIndex(res);
+    if (HASHED_ASSET.test(req.path) && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+      const gz = gzipped(req.path);
+      if (gz) {
+        res.statusCode = 200;
+        res.setHeader('Content-Type', gz.type);
+        res.setHeader('Content-Encoding', 'gzip');
+        res.setHeader('Vary', 'Accept-Encoding');
+        res.setHeader('Cache-Control', IMMUTABLE);
+        res.setHeader('X-Content-Type-Options', 'nosniff');
+        res.setHeader('Content-Length', gz.body.length);
+        res.end(req.method === 'HEAD' ? undefined : gz.body);
+        return;
+      }
+    }
     serve(req, res, () => {
       // no such file: a client route (/agents/3) gets the app; a missing asset (/assets/x.js) stays a 404
       const lastSegment = req.path.slice(req.path.lastIndexOf('/') + 1);
