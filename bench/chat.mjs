@@ -7,6 +7,7 @@
 // the same streamed requests sent straight to the fake model at the same concurrency; its round trip minus the
 // model's own time is what one bare HTTP streaming call costs.
 // Threads: the service alone on the main thread; the fake model and the load generator each on a worker thread.
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
@@ -113,6 +114,21 @@ async function load({ url, token, workflowId, modelUrl }) {
 
 // ---------------------------------------------------------------------------------------------------------
 
+/**
+ * CPU time (user + system, ms) of this process's main thread alone (the service; the workers are other threads),
+ * from /proc (Linux, 10 ms ticks); null elsewhere. Unlike event-loop utilization it does not count the time the
+ * thread was runnable but waiting for a core, so it holds up on a loaded machine.
+ */
+function mainThreadCpuMs() {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
+}
+
 function startWorker(role, data = {}) {
   return new Worker(fileURLToPath(import.meta.url), { workerData: { role, ...data } });
 }
@@ -141,11 +157,18 @@ async function main() {
   // the service's event loop (this thread) while the recorded turns run: how busy it was, per turn
   let elu0 = null;
   let elu = null;
+  let cpu0 = null;
+  let cpu = null;
   const result = await new Promise((resolve, reject) => {
     loader.on('error', reject);
     loader.on('message', (m) => {
-      if (m.type === 'phase' && m.name === 'start') elu0 = performance.eventLoopUtilization();
-      else if (m.type === 'phase' && m.name === 'end') elu = performance.eventLoopUtilization(elu0);
+      if (m.type === 'phase' && m.name === 'start') {
+        elu0 = performance.eventLoopUtilization();
+        cpu0 = mainThreadCpuMs();
+      } else if (m.type === 'phase' && m.name === 'end') {
+        elu = performance.eventLoopUtilization(elu0);
+        cpu = cpu0 === null ? null : mainThreadCpuMs() - cpu0;
+      }
       else if (m.type !== 'phase') resolve(m);
     });
   });
@@ -165,6 +188,7 @@ async function main() {
     round_trip: summary(result.ours.map((s) => s.ms)),
     service_loop_utilization: elu.utilization,
     service_busy_ms_per_turn: elu.active / result.ours.length,
+    service_cpu_ms_per_turn: cpu === null ? null : cpu / result.ours.length,
     target_p50: TARGET_P50, target_p95: TARGET_P95,
   });
   process.exit(0);

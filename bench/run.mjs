@@ -97,6 +97,9 @@ render.chat = (r) => `${r.chats} chats of the dental example agent at once, ${r.
     ...(r.service_busy_ms_per_turn === undefined ? [] : [
       ['service event loop busy per turn, ms (utilization)', `${fmt(r.service_busy_ms_per_turn, 2)} (${fmt(r.service_loop_utilization * 100, 0)} %)`, '', '', ''],
     ]),
+    ...(r.service_cpu_ms_per_turn == null ? [] : [
+      ['service main-thread CPU per turn, ms (user + system, /proc)', fmt(r.service_cpu_ms_per_turn, 2), '', '', ''],
+    ]),
   ]);
 
 // Section 7 (bench/audio.mjs): per-call CPU of the audio path; times in µs, the references run in the same process.
