@@ -101,7 +101,8 @@ describe('RunVoiceSink', () => {
     f.deps.store.put = async () => {
       throw new Error('disk full');
     };
-    await new RunVoiceSink(RUN, f.deps).onEnded(record({ disposition: 'transferred', transfer: { to: '+15551234567', valid: true } }), artifacts());
+    const result = await new RunVoiceSink(RUN, f.deps).onEnded(record({ disposition: 'transferred', transfer: { to: '+15551234567', valid: true } }), artifacts());
+    expect(result).toEqual({ handedOver: true });
     expect(f.calls.at(-2)).toBe('status');
     expect(f.calls.at(-1)).toBe('transfer');
     expect(f.transfers).toEqual([{ organizationId: 7, runId: 42, to: '+15551234567' }]);
@@ -110,7 +111,13 @@ describe('RunVoiceSink', () => {
 
   it('no transfer when the caller hung up before the endCall node\'s last words', async () => {
     const f = fakes();
-    await new RunVoiceSink(RUN, f.deps).onEnded(record({ end_reason: 'hang_up', transfer: { to: '+15551234567', valid: true } }), artifacts());
+    expect(await new RunVoiceSink(RUN, f.deps).onEnded(record({ end_reason: 'hang_up', transfer: { to: '+15551234567', valid: true } }), artifacts())).toEqual({ handedOver: false });
     expect(f.transfers).toEqual([]);
+  });
+
+  it('a transfer the carrier refused leaves the line to be hung up', async () => {
+    const f = fakes();
+    f.deps.transfer.transfer = async (r) => ({ disposition: 'transfer_failed' as const, to: r.to, reason: 'target_rejected' }) as never;
+    expect(await new RunVoiceSink(RUN, f.deps).onEnded(record({ disposition: 'transferred', transfer: { to: '+15551234567', valid: true } }), artifacts())).toEqual({ handedOver: false });
   });
 });

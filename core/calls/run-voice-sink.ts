@@ -10,7 +10,7 @@
  * values and `mapped_call_disposition`), the disposition and `cost_info.service_token_usage` are applied through
  * `RunRepository.applyStatus` (status `in_progress`: the one disposition rule of core/runs decides what stands,
  * and the carrier's final status keeps the agent's disposition); last, an endCall with `transfer_to` hands the
- * caller over through `CallTransfer`. Each step failing is logged and the next still runs (the call must hang
+ * caller over through `CallTransfer` (answering `handedOver` when the carrier accepted, so the line stays up). Each step failing is logged and the next still runs (the call must hang
  * up). Idempotent: the same keys are overwritten, equal log entries are not repeated.
  */
 import type { CallTransfer } from '../ports/call-transfer.port.js';
@@ -20,7 +20,7 @@ import type { Logger } from '../ports/logger.port.js';
 import type { ObjectStore } from '../ports/object-store.port.js';
 import type { RunRepository } from '../ports/run.repository.port.js';
 import type { Run } from '../runs/run.js';
-import type { VoiceSessionArtifacts, VoiceSessionSink } from '../voice/voice-session-sink.js';
+import type { VoiceSessionArtifacts, VoiceSessionEndResult, VoiceSessionSink } from '../voice/voice-session-sink.js';
 
 export const transcriptKeyOf = (run: Pick<Run, 'organizationId' | 'id'>): string => `runs/${run.organizationId}/${run.id}/transcript.json`;
 /** The talking call's stereo recording (the caller-only recording of a stream lives at `recording.wav`). */
@@ -53,7 +53,7 @@ export class RunVoiceSink implements VoiceSessionSink {
     private readonly deps: RunVoiceSinkDeps,
   ) {}
 
-  async onEnded(record: ConversationRecord, artifacts: VoiceSessionArtifacts): Promise<void> {
+  async onEnded(record: ConversationRecord, artifacts: VoiceSessionArtifacts): Promise<VoiceSessionEndResult> {
     const { organizationId, id } = this.run;
     const log = this.deps.log.child({ run_id: id });
     const now = this.deps.clock.now();
@@ -103,10 +103,17 @@ export class RunVoiceSink implements VoiceSessionSink {
       },
       at: now,
     }));
+    let handedOver = false;
     if (record.transfer && record.end_reason === 'end_node') {
       const transfer = this.deps.transfer;
       if (!transfer) log.warn({ to: record.transfer.to }, 'the agent asked for a transfer but this process has no transfer use case');
-      else await step('transfer', () => transfer.transfer({ organizationId, runId: id, to: record.transfer!.to }));
+      else {
+        await step('transfer', async () => {
+          handedOver = (await transfer.transfer({ organizationId, runId: id, to: record.transfer!.to })).disposition === 'transferred';
+        });
+      }
     }
+    // an accepted hand-over: the caller talks to someone else now, the session must not hang the line up
+    return { handedOver };
   }
 }
