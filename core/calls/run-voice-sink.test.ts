@@ -74,16 +74,16 @@ function fakes() {
 }
 
 describe('RunVoiceSink', () => {
-  it('stores the transcript and the stereo recording, attaches them with the metrics, appends every log entry, then applies context, disposition and tokens', async () => {
+  it('applies context, disposition and tokens first (a final run takes no more), then stores the transcript and the stereo recording, attaches them with the metrics and appends every log entry', async () => {
     const f = fakes();
     await new RunVoiceSink(RUN, f.deps).onEnded(record(), artifacts());
-    expect(f.calls).toEqual([`put ${transcriptKeyOf(RUN)}`, `put ${callRecordingKeyOf(RUN)}`, 'attach', 'attach', 'attach', 'status']);
+    expect(f.calls).toEqual(['status', `put ${transcriptKeyOf(RUN)}`, `put ${callRecordingKeyOf(RUN)}`, 'attach', 'attach', 'attach', 'attach']);
     expect(JSON.parse(new TextDecoder().decode(f.stored.get('runs/7/42/transcript.json')))).toEqual({ turns: [expect.objectContaining({ text: 'Hi' })] });
     expect(f.attached[0]).toMatchObject({
       transcriptKey: 'runs/7/42/transcript.json', recordingKey: 'runs/7/42/call.wav',
       annotations: { voice_metrics: { turns: 1, latency_p50_ms: 640, interruptions: 0, recording_duration_ms: 1000, end_reason: 'end_node', entries: [{ turn: 1, end_of_speech_to_first_audio: 640, stt: 90, llm_first_token: 300, tts_first_audio: 80 }] } },
     });
-    expect(f.attached.slice(1).map((a) => (a.log as { event: string }).event)).toEqual(['node_entered', 'turn']);
+    expect(f.attached.slice(1).map((a) => (a.log as { event: string }).event)).toEqual(['node_entered', 'turn', 'conversation_ended']);
     expect(f.statuses[0]).toMatchObject({
       status: 'in_progress', disposition: 'appointment_confirmed',
       gatheredContext: { will_attend: true, mapped_call_disposition: 'appointment_confirmed' }, costInfo: { service_token_usage: 150 },
@@ -93,7 +93,8 @@ describe('RunVoiceSink', () => {
   it('a provider that failed for good ends the run\'s disposition `failed` with the error in the log', async () => {
     const f = fakes();
     await new RunVoiceSink(RUN, f.deps).onEnded(record({ disposition: null, end_reason: null }), artifacts({ outcome: { reason: 'failed', disposition: 'failed', error: 'tts failed: 500' } }));
-    expect(f.statuses[0]).toMatchObject({ disposition: 'failed', gatheredContext: { mapped_call_disposition: 'failed' }, log: { details: { error: 'tts failed: 500' } } });
+    expect(f.statuses[0]).toMatchObject({ disposition: 'failed', gatheredContext: { mapped_call_disposition: 'failed' } });
+    expect(f.attached.at(-1)).toMatchObject({ log: { event: 'conversation_ended', details: { error: 'tts failed: 500' } } });
   });
 
   it('an endCall with transfer_to hands the caller over after the record is stored; a failing step does not stop the others', async () => {
@@ -103,7 +104,8 @@ describe('RunVoiceSink', () => {
     };
     const result = await new RunVoiceSink(RUN, f.deps).onEnded(record({ disposition: 'transferred', transfer: { to: '+15551234567', valid: true } }), artifacts());
     expect(result).toEqual({ handedOver: true });
-    expect(f.calls.at(-2)).toBe('status');
+    expect(f.calls[0]).toBe('status');
+    expect(f.calls.at(-2)).toBe('attach');
     expect(f.calls.at(-1)).toBe('transfer');
     expect(f.transfers).toEqual([{ organizationId: 7, runId: 42, to: '+15551234567' }]);
     expect(f.attached[0]).not.toHaveProperty('recordingKey');

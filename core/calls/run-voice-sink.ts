@@ -3,13 +3,14 @@
  * `VoiceSessionSink` of one run. Called once by the session, after the last words were heard and BEFORE it hangs
  * up, so every ending (endCall, caller hang-up, idle, time limit, a provider failing) is persisted first.
  *
- * In order: the transcript artifact (`{"turns": [...]}`, only what the caller heard) and the stereo WAV (caller
- * left, agent right) go to the object store and onto the run (`transcript_url`, `recording_url`) with the
- * voice metrics (`annotations.voice_metrics`, read by `GET .../runs/{run_id}/metrics`); the run's log gets
- * `node_entered`, `variables_extracted` and one `turn` entry per agent reply; `gathered_context` (extracted
- * values and `mapped_call_disposition`), the disposition and `cost_info.service_token_usage` are applied through
- * `RunRepository.applyStatus` (status `in_progress`: the one disposition rule of core/runs decides what stands,
- * and the carrier's final status keeps the agent's disposition); last, an endCall with `transfer_to` hands the
+ * In order: `gathered_context` (extracted values and `mapped_call_disposition`), the disposition and
+ * `cost_info.service_token_usage` are applied through `RunRepository.applyStatus` (status `in_progress`: the one
+ * disposition rule of core/runs decides what stands, and the carrier's final status keeps the agent's
+ * disposition; first, because a final run takes no more context); the transcript artifact (`{"turns": [...]}`,
+ * only what the caller heard) and the stereo WAV (caller left, agent right) go to the object store and onto the
+ * run (`transcript_url`, `recording_url`) with the voice metrics (`annotations.voice_metrics`, read by
+ * `GET .../runs/{run_id}/metrics`); the run's log gets `node_entered`, `variables_extracted`, one `turn` entry
+ * per agent reply and `conversation_ended`; last, an endCall with `transfer_to` hands the
  * caller over through `CallTransfer` (answering `handedOver` when the carrier accepted, so the line stays up). Each step failing is logged and the next still runs (the call must hang
  * up). Idempotent: the same keys are overwritten, equal log entries are not repeated.
  */
@@ -64,6 +65,17 @@ export class RunVoiceSink implements VoiceSessionSink {
         log.error({ err: (e as Error)?.message, step: what }, 'storing part of the call record failed');
       }
     };
+    // the run's fields first: the carrier's final status (a caller hanging up) may follow at any moment, and a
+    // final run takes no more context; the artifacts and log entries can still be attached after it
+    const tokens = record.usage.prompt_tokens + record.usage.completion_tokens;
+    const disposition = artifacts.outcome.reason === 'failed' ? 'failed' : record.disposition ?? artifacts.outcome.disposition;
+    await step('disposition', () => this.deps.runs.applyStatus(organizationId, id, {
+      status: 'in_progress',
+      disposition,
+      gatheredContext: { ...record.gathered_context, mapped_call_disposition: disposition },
+      costInfo: { service_token_usage: tokens },
+      at: now,
+    }));
     let transcriptKey: string | undefined;
     let recordingKey: string | undefined;
     await step('transcript', async () => {
@@ -85,24 +97,15 @@ export class RunVoiceSink implements VoiceSessionSink {
       annotations: { voice_metrics: metrics },
       now,
     }));
+    const ended = {
+      ts: now.toISOString(),
+      event: 'conversation_ended',
+      message: `the conversation ended (${artifacts.outcome.reason}), disposition ${disposition}`,
+      details: { reason: artifacts.outcome.reason, disposition, turns: artifacts.metrics.turns, ...(artifacts.outcome.error ? { error: artifacts.outcome.error } : {}) },
+    };
     await step('logs', async () => {
-      for (const entry of artifacts.logs) await this.deps.runs.attachArtifacts(organizationId, id, { log: entry, now });
+      for (const entry of [...artifacts.logs, ended]) await this.deps.runs.attachArtifacts(organizationId, id, { log: entry, now });
     });
-    const tokens = record.usage.prompt_tokens + record.usage.completion_tokens;
-    const disposition = artifacts.outcome.reason === 'failed' ? 'failed' : record.disposition ?? artifacts.outcome.disposition;
-    await step('disposition', () => this.deps.runs.applyStatus(organizationId, id, {
-      status: 'in_progress',
-      disposition,
-      gatheredContext: { ...record.gathered_context, mapped_call_disposition: disposition },
-      costInfo: { service_token_usage: tokens },
-      log: {
-        ts: now.toISOString(),
-        event: 'conversation_ended',
-        message: `the conversation ended (${artifacts.outcome.reason}), disposition ${disposition}`,
-        details: { reason: artifacts.outcome.reason, disposition, turns: artifacts.metrics.turns, ...(artifacts.outcome.error ? { error: artifacts.outcome.error } : {}) },
-      },
-      at: now,
-    }));
     let handedOver = false;
     if (record.transfer && record.end_reason === 'end_node') {
       const transfer = this.deps.transfer;
