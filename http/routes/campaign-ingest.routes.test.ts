@@ -85,7 +85,12 @@ describe('contact list ingest', () => {
     // a probe request while the list is stored: it must not wait for the whole ingest
     let healthMs = Number.NaN;
     delay.enable();
-    const creating = create(key);
+    const started = performance.now();
+    let createMs = Number.NaN;
+    const creating = create(key).then((res) => {
+      createMs = performance.now() - started;
+      return res;
+    });
     const probe = (async () => {
       await new Promise((r) => setTimeout(r, 100));
       const t = performance.now();
@@ -98,9 +103,11 @@ describe('contact list ingest', () => {
     expect(r.status).toBe(200);
     expect(r.body.total_rows).toBe(rows);
     const maxMs = delay.max / 1e6;
-    // the bench (bench/csv-ingest.mjs) reports the precise figure; this bound only catches a loop held for the
-    // whole ingest (about 1.8 s before the fix), with room for a slow shared CI machine
-    expect(maxMs).toBeLessThan(250);
-    expect(healthMs).toBeLessThan(250);
+    // Speed targets live in bench/csv-ingest.mjs (loop_max_ms and health_max_ms against a 50 ms target). This only
+    // catches a loop held for the whole store, so it is relative to how long the create took, which a loaded machine
+    // stretches as much as the stalls: with the list stored in one transaction the longest stall here was 760 ms of a
+    // 4.5 s create (1/6); chunked, 120 ms of 7.7 s alone and 459 ms at load 15 on 2 cores (about 1/60).
+    expect(maxMs).toBeLessThan(createMs / 10);
+    expect(healthMs).toBeLessThan(createMs / 10);
   }, 60_000);
 });
