@@ -9,6 +9,7 @@
 // Threads: the service alone on the main thread; the fake model and the load generator each on a worker thread.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import os from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { dist, freshDir, must, percentile, report, startService } from './lib.mjs';
@@ -159,6 +160,7 @@ async function main() {
   let elu = null;
   let cpu0 = null;
   let cpu = null;
+  let loadEnd = null;
   const result = await new Promise((resolve, reject) => {
     loader.on('error', reject);
     loader.on('message', (m) => {
@@ -168,6 +170,7 @@ async function main() {
       } else if (m.type === 'phase' && m.name === 'end') {
         elu = performance.eventLoopUtilization(elu0);
         cpu = cpu0 === null ? null : mainThreadCpuMs() - cpu0;
+        loadEnd = os.loadavg()[0];
       }
       else if (m.type !== 'phase') resolve(m);
     });
@@ -189,6 +192,8 @@ async function main() {
     service_loop_utilization: elu.utilization,
     service_busy_ms_per_turn: elu.active / result.ours.length,
     service_cpu_ms_per_turn: cpu === null ? null : cpu / result.ours.length,
+    // other work on the machine moves every latency here; the 1-minute load average when the recorded turns ended
+    load_average_end: loadEnd,
     target_p50: TARGET_P50, target_p95: TARGET_P95,
   });
   process.exit(0);

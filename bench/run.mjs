@@ -87,7 +87,8 @@ const render = {
 render.chat = (r) => `${r.chats} chats of the dental example agent at once, ${r.turns} messages each after 2 unrecorded warm-up turns, a user's pause of ${r.pause_ms[0]}-${r.pause_ms[1]} ms between an answer and the next message (${fmt(r.turns_per_second, 0)} turns/s); the fake OpenAI-compatible model thinks ${r.think_ms} ms, then streams its answer with usage. `
   + 'Ours: `POST /api/v1/workflow/{id}/chats/{chat}/messages` (JSON reply) round trip minus the fake model\'s own time for that turn\'s request (measured inside the fake). '
   + 'Reference: the same streamed request sent straight to the fake model at the same concurrency and pauses, its round trip minus the model\'s own time (one bare HTTP streaming call). '
-  + `Service on the main thread; the fake model and the load generator on worker threads. Failures: ${r.failures}. Times in ms.\n\n`
+  + `Service on the main thread; the fake model and the load generator on worker threads. Failures: ${r.failures}. Times in ms.`
+  + (r.load_average_end == null ? '' : ` 1-minute load average when the recorded turns ended: ${fmt(r.load_average_end, 2)}.`) + '\n\n'
   + table(['measure', 'ours', 'reference (direct call)', 'ratio', 'target met'], [
     ['overhead p50', fmt(r.ours.p50, 2), fmt(r.reference.p50, 2), fmt(r.ours.p50 / r.reference.p50, 2), `≤ ${r.target_p50}: ${yes(r.ours.p50 <= r.target_p50)}`],
     ['overhead p95', fmt(r.ours.p95, 2), fmt(r.reference.p95, 2), fmt(r.ours.p95 / r.reference.p95, 2), `≤ ${r.target_p95}: ${yes(r.ours.p95 <= r.target_p95)}`],
