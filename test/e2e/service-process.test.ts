@@ -68,10 +68,15 @@ describe('the built service as a process', () => {
   it('creates users from the operator CLI', async () => {
     const dataDir = tempDir();
     const ok = await runNode([distFile('http/cli.js'), 'users', 'create', '--email', 'ops@example.com', '--password', 'operator-pass', '--organization', 'Ops'], { CALLPLANE_DATA_DIR: dataDir });
-    expect(ok.stderr).toBe('');
+    // a data directory without a database may not be the service's: the CLI says where it creates one (issue 10)
+    const database = join(dataDir, 'callplane.db');
+    expect(ok.stderr).toBe(`callplane: no database at ${database} yet: creating a new one. If the service runs with another ` +
+      'CALLPLANE_DATA_DIR (or with MongoDB), run this command with the same settings.\n');
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toMatch(/created user \d+ <ops@example.com> in organization \d+ "Ops"/);
+    expect(ok.stdout).toMatch(/^created user \d+ <ops@example.com> in organization \d+ "Ops" in /);
+    expect(ok.stdout.endsWith(` in ${database}\n`)).toBe(true);
     const second = await runNode([distFile('http/cli.js'), 'users', 'create', '--email', 'ops2@example.com', '--password', 'operator-pass', '--organization', 'ops'], { CALLPLANE_DATA_DIR: dataDir });
+    expect(second.stderr).toBe(''); // the database exists now: no warning
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('"Ops"'); // joined the existing organization
     const dup = await runNode([distFile('http/cli.js'), 'users', 'create', '--email', 'ops@example.com', '--password', 'operator-pass'], { CALLPLANE_DATA_DIR: dataDir });
