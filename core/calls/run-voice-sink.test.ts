@@ -85,7 +85,7 @@ describe('RunVoiceSink', () => {
     });
     expect(f.attached.slice(1).map((a) => (a.log as { event: string }).event)).toEqual(['node_entered', 'turn', 'conversation_ended']);
     expect(f.statuses[0]).toMatchObject({
-      status: 'in_progress', disposition: 'appointment_confirmed',
+      status: 'in_progress', conversation: true, disposition: 'appointment_confirmed',
       gatheredContext: { will_attend: true, mapped_call_disposition: 'appointment_confirmed' }, costInfo: { service_token_usage: 150 },
     });
   });

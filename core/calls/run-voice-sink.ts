@@ -6,7 +6,8 @@
  * In order: `gathered_context` (extracted values and `mapped_call_disposition`), the disposition and
  * `cost_info.service_token_usage` are applied through `RunRepository.applyStatus` (status `in_progress`: the one
  * disposition rule of core/runs decides what stands, and the carrier's final status keeps the agent's
- * disposition; first, because a final run takes no more context); the transcript artifact (`{"turns": [...]}`,
+ * disposition) as the run's conversation record (`conversation: true`: a run takes it once, even after the
+ * carrier's final status, `planRunStatusUpdate`); the transcript artifact (`{"turns": [...]}`,
  * only what the caller heard) and the stereo WAV (caller left, agent right) go to the object store and onto the
  * run (`transcript_url`, `recording_url`) with the voice metrics (`annotations.voice_metrics`, read by
  * `GET .../runs/{run_id}/metrics`); the run's log gets `node_entered`, `variables_extracted`, one `turn` entry
@@ -71,6 +72,8 @@ export class RunVoiceSink implements VoiceSessionSink {
     const disposition = artifacts.outcome.reason === 'failed' ? 'failed' : record.disposition ?? artifacts.outcome.disposition;
     await step('disposition', () => this.deps.runs.applyStatus(organizationId, id, {
       status: 'in_progress',
+      // the conversation record: a run takes it once, even when the carrier's final status came first
+      conversation: true,
       disposition,
       gatheredContext: { ...record.gathered_context, mapped_call_disposition: disposition },
       costInfo: { service_token_usage: tokens },

@@ -27,6 +27,12 @@ export interface RunStatusUpdate {
   costInfo?: Partial<CostInfo>;
   log?: RunLogEntry;
   at: Date;
+  /**
+   * This update is the call's conversation record (the voice session's `gatheredContext`, `disposition` and
+   * `costInfo.service_token_usage`, RunVoiceSink): a run takes it once, even after its final status
+   * (`planRunStatusUpdate`), so the record lands whatever order the carrier's final status and the session's end arrive in.
+   */
+  conversation?: boolean;
 }
 
 export interface RunPage {

@@ -7,10 +7,16 @@ import { RUN_STATUS_RANK, isFinalRunStatus, type CostInfo, type Run, type RunLog
  * conditional update): what `run` becomes after `update`, or null when the update must not be applied.
  *
  * Not applied (null):
- * - the run is final (`completed`/`failed`): a final run never changes, whatever arrives later, with one
- *   exception: a transfer's outcome (`transferred`/`transfer_failed`) that the disposition rule lets stand
+ * - the run is final (`completed`/`failed`): a final run never changes, whatever arrives later, with two
+ *   exceptions: a transfer's outcome (`transferred`/`transfer_failed`) that the disposition rule lets stand
  *   (`isLateDispositionAllowed`, core/runs/disposition-precedence.ts) and that brings new details still sets the
- *   disposition, merges `gatheredContext` and appends `log`; status, times, duration and cost stay;
+ *   disposition, merges `gatheredContext` and appends `log`; and the call's conversation record
+ *   (`update.conversation`, see below); status, times and duration stay;
+ * - a conversation record (`update.conversation`: the voice session's `gathered_context`, disposition and token
+ *   usage) when the run already took one (a `conversation_recorded` log entry): a run takes it once, whatever
+ *   order the carrier's final status and the session's end arrive in. On a final run it merges `gatheredContext`
+ *   and `costInfo` (not the duration), sets the disposition by the one rule (`resolveDisposition`: newer than
+ *   the carrier's `completed`, never over a transfer outcome) and appends its log;
  * - the update's status ranks below the run's (a late `ringing` after `in_progress`);
  * - the same status with nothing new (a duplicate or replayed callback): replaying is a no-op;
  * - the update names a provider call id other than the one the run recorded (`isAnotherCall`): it is another
@@ -25,12 +31,14 @@ import { RUN_STATUS_RANK, isFinalRunStatus, type CostInfo, type Run, type RunLog
  * - `durationSeconds` and `costInfo.call_duration_seconds` stay equal (either one given sets both);
  * - `startedAt` is set on the first `in_progress`, or, when a final status with a positive duration arrives
  *   before any `in_progress` was seen, to `at` minus that duration;
- * - `endedAt` is set on the final status; `updatedAt` to `at`; `log` is appended.
+ * - `endedAt` is set on the final status; `updatedAt` to `at`; `log` is appended, and a conversation record
+ *   also appends its `conversation_recorded` marker (`CONVERSATION_RECORDED`).
  * Pure: never mutates `run`, never throws.
  */
 export function planRunStatusUpdate(run: Run, update: RunStatusUpdate): Run | null {
   if (isAnotherCall(run, update.providerCallId)) return null;
-  if (isFinalRunStatus(run.status)) return planLateDisposition(run, update);
+  if (update.conversation && hasConversationRecord(run)) return null;
+  if (isFinalRunStatus(run.status)) return update.conversation ? planLateConversation(run, update) : planLateDisposition(run, update);
   const from = RUN_STATUS_RANK[run.status];
   const to = RUN_STATUS_RANK[update.status];
   if (to < from) return null;
@@ -63,10 +71,46 @@ export function planRunStatusUpdate(run: Run, update: RunStatusUpdate): Run | nu
     startedAt,
     endedAt: final ? (run.endedAt ?? update.at) : run.endedAt,
     updatedAt: update.at,
-    logs: update.log ? [...run.logs, update.log] : run.logs,
+    logs: logsAfter(run, update, disposition),
   };
   if (to === from && !hasNewDetails(run, next)) return null;
   return next;
+}
+
+/** The log event that marks a run as holding its call's conversation record (`RunStatusUpdate.conversation`). */
+export const CONVERSATION_RECORDED = 'conversation_recorded';
+
+/** True when the run already took its conversation record (see `planRunStatusUpdate`). */
+export const hasConversationRecord = (run: Pick<Run, 'logs'>): boolean => run.logs.some((l) => l.event === CONVERSATION_RECORDED);
+
+/** The run's log after `update`: its `log`, and for a conversation record the `conversation_recorded` marker. */
+function logsAfter(run: Run, update: RunStatusUpdate, disposition: string | null): RunLogEntry[] {
+  const added: RunLogEntry[] = update.log ? [update.log] : [];
+  if (update.conversation) {
+    added.push({
+      ts: update.at.toISOString(),
+      event: CONVERSATION_RECORDED,
+      message: `the conversation's record was stored${isFinalRunStatus(run.status) ? ' after the call\'s final status' : ''}`,
+      details: { disposition, late: isFinalRunStatus(run.status) },
+    });
+  }
+  return added.length ? [...run.logs, ...added] : run.logs;
+}
+
+/**
+ * A final run's conversation record (the carrier's final status arrived before the voice session stored it):
+ * context, disposition (the one rule) and token usage land; status, times, duration and charge stay.
+ */
+function planLateConversation(run: Run, update: RunStatusUpdate): Run {
+  const disposition = resolveDisposition(run.disposition, update.disposition);
+  const gatheredContext = { ...run.gatheredContext, ...(update.gatheredContext ?? {}) };
+  if (disposition != null) gatheredContext.mapped_call_disposition = disposition;
+  const costInfo: CostInfo = { ...run.costInfo };
+  for (const [k, v] of Object.entries(update.costInfo ?? {})) {
+    if (k === 'call_duration_seconds' || k === 'charge_usd') continue;
+    if (typeof v === 'number' && Number.isFinite(v)) (costInfo as unknown as Record<string, number>)[k] = v;
+  }
+  return { ...run, disposition, gatheredContext, costInfo, updatedAt: update.at, logs: logsAfter(run, update, disposition) };
 }
 
 /** A final run's only possible change: a transfer outcome learned after the call ended (see above). */

@@ -216,6 +216,55 @@ export function runRunRepositoryContract(label: string, make: () => Promise<RunR
       expect(f.run).toMatchObject({ startedAt: null, endedAt: at(5), durationSeconds: null, gatheredContext: { mapped_call_disposition: 'no_answer' } });
     });
 
+    describe('the conversation record lands whatever order it and the carrier\'s final status arrive in', () => {
+      const record = (s: number) => ({
+        status: 'in_progress' as const, conversation: true, disposition: 'appointment_booked',
+        gatheredContext: { preferred_day: 'Tuesday', mapped_call_disposition: 'appointment_booked' },
+        costInfo: { service_token_usage: 321 }, at: at(s),
+      });
+      const carrierFinal = (s: number, disposition: string) => ({
+        status: 'completed' as const, disposition, durationSeconds: 40, costInfo: { call_duration_seconds: 40, charge_usd: 0.2 },
+        log: { ts: at(s).toISOString(), event: 'call_completed' }, at: at(s),
+      });
+      const expected = {
+        status: 'completed', disposition: 'appointment_booked', durationSeconds: 40, endedAt: at(50),
+        gatheredContext: { preferred_day: 'Tuesday', mapped_call_disposition: 'appointment_booked' },
+        costInfo: { call_duration_seconds: 40, charge_usd: 0.2, service_token_usage: 321 },
+      };
+
+      it('record first, then the final status (which keeps the agent\'s disposition)', async () => {
+        const run = await h.repo.create(orgA, newRun(wfA));
+        await h.repo.applyStatus(orgA, run.id, { status: 'in_progress', at: at(10) });
+        expect((await h.repo.applyStatus(orgA, run.id, record(49))).applied).toBe(true);
+        const done = await h.repo.applyStatus(orgA, run.id, carrierFinal(50, 'appointment_booked'));
+        expect(done).toMatchObject({ applied: true, run: expected });
+        expect(done.run!.logs.map((l) => l.event)).toEqual(['conversation_recorded', 'call_completed']);
+      });
+
+      it('final status first (the caller hung up), then the record: still applied, once', async () => {
+        const run = await h.repo.create(orgA, newRun(wfA));
+        await h.repo.applyStatus(orgA, run.id, { status: 'in_progress', at: at(10) });
+        await h.repo.applyStatus(orgA, run.id, carrierFinal(50, 'completed'));
+        const late = await h.repo.applyStatus(orgA, run.id, record(51));
+        expect(late).toMatchObject({ applied: true, run: { ...expected, updatedAt: at(51) } });
+        expect(late.run!.logs.map((l) => l.event)).toEqual(['call_completed', 'conversation_recorded']);
+        expect(await h.repo.get(orgA, run.id)).toEqual(late.run);
+        // once: a second record (or a replay) changes nothing, nor does any other late in_progress update
+        const again = await h.repo.applyStatus(orgA, run.id, { ...record(52), disposition: 'other', gatheredContext: { preferred_day: 'Friday' } });
+        expect(again).toEqual({ applied: false, run: late.run });
+        const plain = await h.repo.applyStatus(orgA, run.id, { status: 'in_progress', gatheredContext: { x: 1 }, at: at(53) });
+        expect(plain).toEqual({ applied: false, run: late.run });
+      });
+
+      it('a late record never replaces a transfer outcome', async () => {
+        const run = await h.repo.create(orgA, newRun(wfA));
+        await h.repo.applyStatus(orgA, run.id, { status: 'in_progress', at: at(10) });
+        await h.repo.applyStatus(orgA, run.id, carrierFinal(50, 'transfer_failed'));
+        const late = await h.repo.applyStatus(orgA, run.id, { ...record(51), disposition: 'transferred' });
+        expect(late).toMatchObject({ applied: true, run: { disposition: 'transfer_failed', gatheredContext: { preferred_day: 'Tuesday', mapped_call_disposition: 'transfer_failed' } } });
+      });
+    });
+
     it('lets exactly one of several concurrent final statuses win', async () => {
       const run = await h.repo.create(orgA, newRun(wfA));
       const results = await Promise.all([
