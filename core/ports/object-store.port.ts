@@ -7,6 +7,12 @@ export const ObjectStore = Symbol.for('callplane.ObjectStore');
 
 export type ObjectBody = AsyncIterable<Uint8Array | string> | Uint8Array | string;
 
+/** Inclusive byte offsets into an object. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
 export interface StoredObject {
   key: string;
   size: number;
@@ -20,8 +26,13 @@ export interface ObjectStore {
    * once more than `maxBytes` arrive (nothing is stored); `InputError('invalid_object_key')` for a bad key.
    */
   put(key: string, body: ObjectBody, options?: { contentType?: string; maxBytes?: number }): Promise<StoredObject>;
-  /** The object's bytes as a stream, or null when absent. */
-  get(key: string): Promise<AsyncIterable<Uint8Array> | null>;
+  /**
+   * The object's bytes as a stream, or null when absent. With `range`, only bytes `start`..`end` (inclusive,
+   * 0 <= start <= end; the stream stops at the object's last byte when `end` lies beyond it): what an HTTP
+   * byte-range answer streams, without reading the bytes before `start`. Throws `InputError('invalid_byte_range')`
+   * for any other range (negative, reversed, not an integer).
+   */
+  get(key: string, range?: ByteRange): Promise<AsyncIterable<Uint8Array> | null>;
   /** Metadata, or null when absent. */
   stat(key: string): Promise<StoredObject | null>;
   /** Removes the object. Idempotent: absent is fine. */

@@ -1,5 +1,5 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
@@ -7,7 +7,7 @@ import { Readable, Transform } from 'node:stream';
 import { InputError, PayloadTooLargeError } from '../../../core/errors.js';
 import type { Clock } from '../../../core/ports/clock.port.js';
 import type { UrlSigner } from '../../../core/ports/crypto.port.js';
-import { isValidObjectKey, type ObjectBody, type ObjectStore, type StoredObject } from '../../../core/ports/object-store.port.js';
+import { isValidObjectKey, type ByteRange, type ObjectBody, type ObjectStore, type StoredObject } from '../../../core/ports/object-store.port.js';
 
 /** Stored objects are readable by the service's own user only. */
 const FILE_MODE = 0o600;
@@ -66,20 +66,27 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
-  async get(key: string): Promise<AsyncIterable<Uint8Array> | null> {
+  async get(key: string, range?: ByteRange): Promise<AsyncIterable<Uint8Array> | null> {
     const p = this.path(key);
-    try {
-      await stat(p);
-    } catch {
+    // opened before returning so an object deleted meanwhile is null here, not an error mid-stream
+    const handle = await open(p, 'r').catch(() => null);
+    if (!handle) return null;
+    if (!(await handle.stat()).isFile()) {
+      await handle.close();
       return null;
     }
-    return createReadStream(p);
+    if (range && !(Number.isSafeInteger(range.start) && Number.isSafeInteger(range.end) && range.start >= 0 && range.end >= range.start)) {
+      await handle.close();
+      throw new InputError('invalid_byte_range', 'Invalid byte range');
+    }
+    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
   }
 
   async stat(key: string): Promise<StoredObject | null> {
     const p = this.path(key);
     try {
       const s = await stat(p);
+      if (!s.isFile()) return null;
       const meta = JSON.parse(await readFile(`${p}.meta.json`, 'utf8').catch(() => '{}')) as Partial<StoredObject>;
       return { key, size: s.size, contentType: meta.contentType ?? 'application/octet-stream' };
     } catch {
