@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { rmsDbfs } from './energy.js';
-import { Resampler, createResampler } from './resample.js';
+import { Resampler, createResampler, resamplerFilter } from './resample.js';
 
 const tone = (hz: number, rate: number, seconds: number, amplitude = 10000): Int16Array =>
   Int16Array.from({ length: Math.round(rate * seconds) }, (_, i) => Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / rate)));
@@ -119,5 +119,47 @@ describe('Resampler from TTS rates', () => {
     expect(() => createResampler(44100, 7919)).toThrow(RangeError);
     expect(() => createResampler(0, 8000)).toThrow(RangeError);
     expect(createResampler(16000, 8000).process(new Int16Array(0)).length).toBe(0);
+  });
+});
+
+describe('Resampler kernels', () => {
+  /** The filter's definition computed directly, one output at a time (no folding, no specialised loops). */
+  function direct(from: number, to: number, x: Int16Array): Int16Array {
+    const { L, M, K, phases } = resamplerFilter(from, to);
+    const count = Math.ceil((x.length * L) / M);
+    const out = new Int16Array(count);
+    for (let n = 0; n < count; n++) {
+      const b = Math.floor((n * M) / L);
+      const p = (n * M) % L;
+      let acc = 0;
+      for (let i = 0; i < K; i++) acc += b - i >= 0 ? phases[p * K + i]! * x[b - i]! : 0;
+      out[n] = Math.max(-32768, Math.min(32767, Math.round(acc)));
+    }
+    return out;
+  }
+
+  const input = Int16Array.from({ length: 4800 }, (_, i) => Math.round(9000 * Math.sin(i * 0.23) + 6000 * Math.sin(i * 2.1) + ((i * 7919) % 4001) - 2000));
+  for (const [from, to] of [[24000, 8000], [16000, 8000], [8000, 16000], [24000, 16000]] as const) {
+    it(`${from} → ${to} computes exactly the kept outputs of the filter (to rounding), chunked or not`, () => {
+      const want = direct(from, to, input);
+      for (const sizes of [[input.length], [480], [1, 2, 3, 997]]) {
+        const got = chunked(createResampler(from, to), input, sizes);
+        expect(got.length).toBe(want.length);
+        let worst = 0;
+        for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(got[i]! - want[i]!));
+        expect(worst).toBeLessThanOrEqual(1);
+      }
+    });
+  }
+
+  it('writes into a caller-given array when it is long enough', () => {
+    const r = createResampler(24000, 8000);
+    const out = new Int16Array(200);
+    const chunk = input.subarray(0, 480);
+    expect(r.outputLength(480)).toBe(160);
+    const got = r.process(chunk, out);
+    expect(got.buffer).toBe(out.buffer);
+    expect(Array.from(got)).toEqual(Array.from(createResampler(24000, 8000).process(chunk)));
+    expect(r.process(input.subarray(480, 960), new Int16Array(10)).length).toBe(160); // too short: a new array
   });
 });

@@ -89,11 +89,96 @@ function design(fromRate: number, toRate: number): Design {
   return d;
 }
 
+/**
+ * The polyphase filter a converter from `fromRate` to `toRate` uses (tests and diagnostics): output n of a
+ * stream is round(Σ_i phases[p·K + i] · x[b − i]) with b = floor(n·M / L), p = n·M mod L and x[j] = 0 for
+ * j < 0. Shared: do not modify it.
+ */
+export function resamplerFilter(fromRate: number, toRate: number): Readonly<Omit<Design, 'delayInputSamples'>> {
+  return design(fromRate, toRate);
+}
+
+/** Rounds and clamps a filter sum to a 16-bit sample. */
+const toSample = (acc: number): number => {
+  const s = Math.round(acc);
+  return s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+};
+
+/**
+ * Integer decimation by M (L = 1: 16k→8k, 24k→8k): only the kept outputs are computed, K taps each; the
+ * prototype is linear-phase (symmetric), so each pair of samples equally far from the centre shares one
+ * multiply. Output n reads w[top0 + n·M − K + 1 .. top0 + n·M] (top0: the index of its newest input sample).
+ */
+function decimate(taps: Float64Array, K: number, M: number, w: Float64Array, top0: number, count: number, out: Int16Array): void {
+  const half = K >> 1;
+  const odd = K & 1;
+  let top = top0;
+  for (let n = 0; n < count; n++) {
+    const lo = top - K + 1;
+    let acc = odd ? taps[half]! * w[top - half]! : 0;
+    for (let i = 0; i < half; i++) acc += taps[i]! * (w[top - i]! + w[lo + i]!);
+    out[n] = toSample(acc);
+    top += M;
+  }
+}
+
+/**
+ * Integer interpolation by L with M = 1 (8k→16k): each input sample gives L outputs, one per phase; phase 0
+ * and 1 (L = 2) are computed in one pass over the input window so each input sample is read once.
+ */
+function interpolate2(phases: Float64Array, K: number, w: Float64Array, top0: number, startPhase: number, count: number, out: Int16Array): void {
+  let top = top0;
+  let n = 0;
+  if (startPhase === 1 && count > 0) {
+    let acc = 0;
+    for (let i = 0; i < K; i++) acc += phases[K + i]! * w[top - i]!;
+    out[n++] = toSample(acc);
+    top++;
+  }
+  for (; n + 1 < count; n += 2) {
+    let a0 = 0;
+    let a1 = 0;
+    for (let i = 0; i < K; i++) {
+      const x = w[top - i]!;
+      a0 += phases[i]! * x;
+      a1 += phases[K + i]! * x;
+    }
+    out[n] = toSample(a0);
+    out[n + 1] = toSample(a1);
+    top++;
+  }
+  if (n < count) {
+    let acc = 0;
+    for (let i = 0; i < K; i++) acc += phases[i]! * w[top - i]!;
+    out[n] = toSample(acc);
+  }
+}
+
+/** Any L/M (24k→16k, 22.05k→8k): output n sits at upsampled time t + n·M, phase (t + n·M) mod L. */
+function general(phases: Float64Array, L: number, M: number, K: number, w: Float64Array, hist: number, t: number, count: number, out: Int16Array): number {
+  let base = Math.floor(t / L);
+  let p = t - base * L;
+  for (let n = 0; n < count; n++) {
+    const top = base + hist; // index in w of input sample `base`
+    const c = p * K;
+    let acc = 0;
+    for (let i = 0; i < K; i++) acc += phases[c + i]! * w[top - i]!;
+    out[n] = toSample(acc);
+    p += M;
+    while (p >= L) {
+      p -= L;
+      base++;
+    }
+  }
+  return base * L + p;
+}
+
 /** One stream's converter from `fromRate` to `toRate`. Not shared between streams. */
 export class Resampler {
   private readonly d: Design;
   /** Input samples before the current chunk that the filter still needs (K-1, oldest first). */
   private readonly history: Float64Array;
+  /** History + the current chunk as doubles; grows to the largest chunk seen, then is reused. */
   private work = new Float64Array(0);
   /** Time of the next output sample, in upsampled-rate samples, relative to the next chunk's first sample. */
   private t = 0;
@@ -114,41 +199,45 @@ export class Resampler {
     return (this.d.delayInputSamples / this.fromRate) * 1000;
   }
 
-  /** Converts the next chunk (any length, including 0) and returns the output samples it completes. */
-  process(pcm: Int16Array): Int16Array {
+  /** How many output samples the next `inputSamples` input samples complete. */
+  outputLength(inputSamples: number): number {
+    const span = inputSamples * this.d.L;
+    return this.t < span ? Math.ceil((span - this.t) / this.d.M) : 0;
+  }
+
+  /**
+   * Converts the next chunk (any length, including 0) and returns the output samples it completes: a new
+   * array, or `out` (its first `outputLength(pcm.length)` samples) when given one at least that long.
+   */
+  process(pcm: Int16Array, out?: Int16Array): Int16Array {
     const { L, M, K, phases } = this.d;
     const len = pcm.length;
     const span = len * L;
-    const count = this.t < span ? Math.ceil((span - this.t) / M) : 0;
-    const out = new Int16Array(count);
+    const count = this.outputLength(len);
+    const result = out && out.length >= count ? out.subarray(0, count) : new Int16Array(count);
     const hist = K - 1;
-    if (this.work.length < hist + len) this.work = new Float64Array(hist + len);
+    if (this.work.length < hist + len) this.work = new Float64Array(Math.max(hist + len, this.work.length * 2));
     const w = this.work;
     w.set(this.history, 0);
-    for (let i = 0; i < len; i++) w[hist + i] = pcm[i];
-    // output n sits at upsampled time t = this.t + n·M: input sample `base` = floor(t / L), filter phase t mod L
-    let base = Math.floor(this.t / L);
-    let p = this.t - base * L;
-    for (let n = 0; n < count; n++) {
-      const top = base + hist; // index in w of input sample `base`
-      const c = p * K;
-      let acc = 0;
-      for (let i = 0; i < K; i++) acc += phases[c + i] * w[top - i];
-      const s = Math.round(acc);
-      out[n] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
-      p += M;
-      while (p >= L) {
-        p -= L;
-        base++;
-      }
+    for (let i = 0; i < len; i++) w[hist + i] = pcm[i]!;
+    let t: number;
+    if (L === 1) {
+      // output n reads input sample t + n·M (its newest), i.e. w[hist + t + n·M]
+      decimate(phases, K, M, w, hist + this.t, count, result);
+      t = this.t + count * M;
+    } else if (L === 2 && M === 1) {
+      const base = this.t >> 1;
+      interpolate2(phases, K, w, hist + base, this.t & 1, count, result);
+      t = this.t + count;
+    } else {
+      t = general(phases, L, M, K, w, hist, this.t, count, result);
     }
-    const t = base * L + p;
     this.t = t - span;
     if (hist > 0) {
       // the last K-1 samples of (history + chunk)
       this.history.set(w.subarray(len, len + hist));
     }
-    return out;
+    return result;
   }
 
   /** Forgets the stream (history and clock), as if newly created. */
