@@ -3,9 +3,9 @@
 // in about a second instead of recompiling every time (issue 10). `--force` always builds (`npm run build`).
 //
 // "Older" compares modification times: the newest .ts file under the compiled folders (and the tsconfig files)
-// against dist/.buildstamp. The stamp gets the time the build STARTED, so a file saved while tsc runs is still
-// seen as newer next time. A failed build leaves no stamp. Without TypeScript installed (a production install
-// with --omit=dev) an existing dist/ is used as it is.
+// against dist/.buildstamp (a source with the stamp's very time counts as newer). The stamp gets the time the
+// build STARTED, so a file saved while tsc runs is still seen as newer next time. A failed build leaves no stamp.
+// Without TypeScript installed (a production install with --omit=dev) an existing dist/ is used as it is.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -43,7 +43,9 @@ export function newestSourceMtime(base = root) {
 export function staleReason(base = root) {
   const stamp = join(base, 'dist', '.buildstamp');
   if (!existsSync(stamp)) return 'dist/ has never been built here';
-  return newestSourceMtime(base) > statSync(stamp).mtimeMs ? 'sources changed since the last build' : null;
+  // not older counts as changed: a file system that keeps whole seconds (or 2 s) gives a file saved just after the
+  // build started the stamp's own time; at worst that builds once more, and that build's stamp is later
+  return newestSourceMtime(base) >= statSync(stamp).mtimeMs ? 'sources changed since the last build' : null;
 }
 
 function build(reason) {
