@@ -54,8 +54,9 @@ describe('telephony API (API.md section 5)', () => {
       expect(sim).toMatchObject({ display_name: expect.any(String), docs_url: expect.stringMatching(/^https:/) });
       expect(sim.fields.map((f: { name: string; type: string; sensitive: boolean }) => [f.name, f.type, f.sensitive])).toEqual([
         ['account_id', 'string', false], ['api_key', 'password', true], ['ring_ms', 'string', false], ['talk_ms', 'string', false],
+        ['caller_lines', 'string_array', false], ['caller_persona', 'textarea', false],
       ]);
-      for (const f of sim.fields) expect(Object.keys(f).sort()).toEqual(['description', 'label', 'name', 'placeholder', 'required', 'sensitive', 'type']);
+      for (const f of sim.fields) expect(Object.keys(f).sort()).toEqual(['description', 'label', 'name', 'placeholder', 'required', 'sensitive', 'type', 'value_type']);
       expect((await svc.get('/organizations/telephony-providers/metadata')).status).toBe(401);
     });
 
@@ -78,7 +79,7 @@ describe('telephony API (API.md section 5)', () => {
       expect(r.status).toBe(200);
       expect(r.body).toEqual({
         id: expect.any(Number), name: 'Main', provider: 'simulator', is_default_outbound: false,
-        credentials: { account_id: 'acct-main', api_key: `${'*'.repeat(SECRET.length - 4)}9876`, ring_ms: 300, talk_ms: 1000 },
+        credentials: { account_id: 'acct-main', api_key: `${'*'.repeat(SECRET.length - 4)}9876`, ring_ms: 300, talk_ms: 1000, caller_lines: null, caller_persona: null },
         phone_number_count: 0, created_at: expect.stringMatching(/Z$/), updated_at: expect.stringMatching(/Z$/),
         credentials_check: { ok: true, message: 'The simulator places no real calls; its credentials always pass', checked_at: expect.stringMatching(/Z$/) },
       });

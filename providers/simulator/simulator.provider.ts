@@ -13,7 +13,7 @@ import {
   type TelephonyProvider,
   type WebhookRequest,
 } from '../../plugins/sdk.js';
-import type { CallerScript } from '../../core/ports/simulated-callers.port.js';
+import { parseCallerScript, type CallerScript } from '../../core/ports/simulated-callers.port.js';
 import type { TransferTarget } from '../../core/calls/transfer-target.js';
 import type { TransferOptions, TransferResult } from '../../core/ports/telephony-provider.port.js';
 import { simulatorManifest } from './simulator.manifest.js';
@@ -24,6 +24,17 @@ export interface SimulatorConfig {
   apiKey: string | null;
   ringMs: number;
   talkMs: number;
+  /** The simulated caller of every answered outbound call (`caller_lines`, `caller_persona`); null: none. */
+  caller: CallerScript | null;
+}
+
+/** The configured caller script: `caller_lines` and `caller_persona` (already schema-checked); null when neither is set. */
+function configuredCaller(config: ProviderConfig): CallerScript | null {
+  const lines = Array.isArray(config.caller_lines) ? config.caller_lines : [];
+  const persona = typeof config.caller_persona === 'string' && config.caller_persona.trim() ? config.caller_persona : undefined;
+  if (lines.length === 0 && persona === undefined) return null;
+  const script = parseCallerScript({ lines, ...(persona !== undefined ? { persona } : {}) });
+  return script && !('error' in script) ? script : null;
 }
 
 export function simulatorConfig(config: ProviderConfig): SimulatorConfig {
@@ -33,6 +44,7 @@ export function simulatorConfig(config: ProviderConfig): SimulatorConfig {
     apiKey: typeof config.api_key === 'string' && config.api_key ? config.api_key : null,
     ringMs: int(config.ring_ms, 300),
     talkMs: int(config.talk_ms, 1000),
+    caller: configuredCaller(config),
   };
 }
 
@@ -76,7 +88,7 @@ export class SimulatorProvider implements TelephonyProvider {
     if (scenario === 'dial_failed') {
       throw new ProviderApiError('simulator', `Simulated dial failure: ${request.to} ends in 00`, false, 'provider_call_failed');
     }
-    const call: SimulatedCall = { runId: request.runId, state: 'queued', timer: null, answeredAt: null };
+    const call: SimulatedCall = { runId: request.runId, state: 'queued', timer: null, answeredAt: null, caller: this.config.caller };
     this.calls.set(providerCallId, call);
     this.after(providerCallId, 0, () => {
       call.state = 'ringing';
@@ -155,7 +167,7 @@ export class SimulatorProvider implements TelephonyProvider {
    */
   inboundAnswer(input: { runId: number; providerCallId: string; mediaUrl: string; statusCallbackUrl: string; caller?: CallerScript }): ProviderMarkup {
     if (!this.closed && !this.calls.has(input.providerCallId) && !this.finals.has(input.providerCallId)) {
-      const call: SimulatedCall = { runId: input.runId, state: 'queued', timer: null, answeredAt: null, caller: input.caller ?? null };
+      const call: SimulatedCall = { runId: input.runId, state: 'queued', timer: null, answeredAt: null, caller: input.caller ?? this.config.caller };
       this.calls.set(input.providerCallId, call);
       this.after(input.providerCallId, 0, () => this.answer(input.providerCallId, call));
     }
