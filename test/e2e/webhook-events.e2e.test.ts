@@ -56,14 +56,24 @@ describe('webhook events from calls and campaigns', () => {
     expect(got.find((e) => e.type === 'campaign.completed')!.data).toMatchObject({ campaign_id: c.body.id, state: 'completed', processed_rows: 5, total_rows: 5 });
     const ended = got.filter((e) => e.type === 'call.ended').map((e) => e.data);
     expect(ended.map((d) => d.disposition).sort()).toEqual(['busy', 'completed', 'completed', 'completed', 'completed']);
-    expect(ended[0]).toEqual(expect.objectContaining({
+    // a connected call carries how long it talked; the busy one (usually the first to end) never talked: null
+    const talked = ended.find((d) => d.disposition === 'completed')!;
+    const busy = ended.find((d) => d.disposition === 'busy')!;
+    expect(talked).toEqual(expect.objectContaining({
       run_id: expect.any(Number), workflow_id: workflowId, campaign_id: c.body.id, mode: 'outbound', status: 'completed',
-      duration_seconds: expect.anything(), gathered_context: expect.objectContaining({ mapped_call_disposition: expect.any(String) }),
+      duration_seconds: expect.any(Number), gathered_context: expect.objectContaining({ mapped_call_disposition: 'completed' }),
       initial_context: expect.objectContaining({ phone_number: expect.any(String) }), transcript_url: null, recording_url: null,
     }));
+    expect(busy).toEqual(expect.objectContaining({
+      run_id: expect.any(Number), campaign_id: c.body.id, status: 'completed', duration_seconds: null,
+      gathered_context: expect.objectContaining({ mapped_call_disposition: 'busy' }),
+      initial_context: expect.objectContaining({ phone_number: expect.stringMatching(/01$/) }),
+    }));
     // the run each call.ended names is the API's run, final
-    const run = await svc.get(`/workflow/${workflowId}/runs/${ended[0]!.run_id}`, a);
-    expect(run.body.status).toBe('completed');
+    for (const d of [talked, busy]) {
+      const run = await svc.get(`/workflow/${workflowId}/runs/${d.run_id}`, a);
+      expect([run.body.status, run.body.disposition]).toEqual(['completed', d.disposition]);
+    }
     // organization b's endpoint hears nothing of a's campaign
     expect(other.received).toEqual([]);
 
