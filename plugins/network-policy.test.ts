@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -166,6 +167,27 @@ describe('policyFetch against a real local server', () => {
     expect(await sent({ 'Content-Type': 'application/json', Accept: 'text/event-stream', 'X-Custom': ' a ' })).toEqual({ type: 'application/json', accept: 'text/event-stream', custom: 'a' });
     expect(await sent(new Headers([['x-custom', 'a'], ['X-Custom', 'b']]))).toEqual({ type: 'text/plain;charset=UTF-8', custom: 'a, b' });
     expect(await sent([['X-Custom', 'a'], ['x-custom', 'b'], ['accept', 'application/json']])).toEqual({ type: 'text/plain;charset=UTF-8', accept: 'application/json', custom: 'a, b' });
+  });
+
+  it('an abort mid-body cuts the connection (the body fails as a reset, as with node\'s own signal option), and a signal outliving its requests keeps no listener', async () => {
+    const base = await serve((req, res) => {
+      if (req.url === '/done') return void res.end('ok');
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('first part;');
+      const t = setTimeout(() => res.end('never'), 5_000);
+      res.on('close', () => clearTimeout(t));
+    });
+    const a = new AbortController();
+    const res = await policyFetch(`${base}/slow`, { signal: a.signal }, open);
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('first part;');
+    a.abort();
+    await expect(reader.read()).rejects.toMatchObject({ code: 'ECONNRESET' });
+
+    const kept = new AbortController();
+    for (let i = 0; i < 3; i++) expect(await (await policyFetch(`${base}/done`, { signal: kept.signal }, open)).text()).toBe('ok');
+    await new Promise((r) => setImmediate(r));
+    expect(getEventListeners(kept.signal, 'abort')).toHaveLength(0);
   });
 
   it('rejects with the socket error when nothing listens, and with the abort reason when aborted', async () => {
