@@ -6,7 +6,17 @@
 import { kindsOf, type CredentialField, type ProviderManifest } from '../core/telephony/provider-manifest.js';
 import type { JsonSchema } from '../http/routing/route.js';
 
-/** API.md 2.4 / 4.5. */
+/** The JSON type a field's value travels as, which its widget `type` alone does not tell (a number in a text box). */
+export type FieldValueType = 'string' | 'integer' | 'boolean' | 'string_array';
+
+/** The one rule: `valueType` first, then `boolean` and `string_array` widgets; every other widget holds a string. */
+export function fieldValueType(f: CredentialField): FieldValueType {
+  if (f.valueType === 'integer') return 'integer';
+  if (f.type === 'boolean' || f.type === 'string_array') return f.type;
+  return 'string';
+}
+
+/** API.md 2.4 / 4.5; `value_type` (docs/api.md) says what JSON type to send for the field. */
 export function providerMetadata(manifest: ProviderManifest) {
   return {
     provider: manifest.id,
@@ -16,6 +26,7 @@ export function providerMetadata(manifest: ProviderManifest) {
       name: f.name,
       label: f.label,
       type: f.type,
+      value_type: fieldValueType(f),
       required: f.required,
       sensitive: f.sensitive,
       description: f.description,

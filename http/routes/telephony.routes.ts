@@ -61,8 +61,9 @@ const metadataSchema = obj({
     provider: str(), display_name: str(), docs_url: str(),
     fields: arr(obj({
       name: str(), label: str(), type: str({ enum: ['string', 'password', 'url', 'boolean', 'string_array', 'textarea'] }),
+      value_type: str({ enum: ['string', 'integer', 'boolean', 'string_array'], description: 'the JSON type to send for the field' }),
       required: bool(), sensitive: bool(), description: str(), placeholder: str(),
-    }, ['name', 'label', 'type', 'required', 'sensitive', 'description', 'placeholder'])),
+    }, ['name', 'label', 'type', 'value_type', 'required', 'sensitive', 'description', 'placeholder'])),
   }, ['provider', 'display_name', 'docs_url', 'fields'])),
 }, ['providers']);
 
