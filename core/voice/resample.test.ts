@@ -122,6 +122,16 @@ describe('Resampler from TTS rates', () => {
   });
 });
 
+describe('Resampler stopband', () => {
+  for (const from of [24000, 16000]) {
+    it(`${from} → 8000: a 4.6 kHz tone, which folds to 3.4 kHz inside the voice band, is at least 55 dB down`, () => {
+      const input = tone(4600, from, 0.5);
+      const out = steady(createResampler(from, 8000).process(input), 8000);
+      expect(rmsDbfs(steady(input, from)) - rmsDbfs(out)).toBeGreaterThanOrEqual(55);
+    });
+  }
+});
+
 describe('Resampler kernels', () => {
   /** The filter's definition computed directly, one output at a time (no folding, no specialised loops). */
   function direct(from: number, to: number, x: Int16Array): Int16Array {
