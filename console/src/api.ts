@@ -179,30 +179,6 @@ export async function postStream(path: string, body: unknown, onEvent: (e: SseEv
 /** Whether an error means "this build has no such endpoint" (a feature not available on this server). */
 export const isMissingEndpoint = (e: unknown) => e instanceof ApiError && e.status === 404 && e.code === 'not_found';
 
-let openapi: Promise<any> | null = null;
-/**
- * The JSON types of each provider's config fields, read from the OpenAPI document's request body of `path`
- * (a union discriminated by `provider`). The metadata endpoints name a field's widget (`string`, `password`...);
- * the document says when its value is a number (the simulator's `ring_ms`, say), so the form sends one.
- */
-export async function configFieldTypes(path: string): Promise<Map<string, Record<string, string>>> {
-  openapi ??= fetch(`${BASE}/openapi.json`).then((r) => (r.ok ? r.json() : null), () => null);
-  const doc = await openapi;
-  const out = new Map<string, Record<string, string>>();
-  const variants: any[] = doc?.paths?.[BASE + path]?.post?.requestBody?.content?.['application/json']?.schema?.properties?.config?.oneOf ?? [];
-  for (const v of variants) {
-    const provider = v?.properties?.provider?.const;
-    if (typeof provider !== 'string') continue;
-    const types: Record<string, string> = {};
-    for (const [name, prop] of Object.entries<any>(v.properties ?? {})) {
-      const t = [prop?.type].flat().find((x: unknown) => x === 'integer' || x === 'number');
-      if (t) types[name] = t;
-    }
-    out.set(provider, types);
-  }
-  return out;
-}
-
 /**
  * A signed URL of this service's own (an upload URL of the embedded store, a recording or transcript link) made
  * relative to the page's origin: the server builds them from CALLPLANE_PUBLIC_URL, which may name another host

@@ -118,6 +118,8 @@ export interface ProviderField {
   name: string;
   label: string;
   type: 'string' | 'password' | 'url' | 'boolean' | 'string_array' | 'textarea';
+  /** The JSON type the value is sent as (an integer in a text widget goes as a number). */
+  value_type: 'string' | 'integer' | 'boolean' | 'string_array';
   required: boolean;
   sensitive: boolean;
   description: string;
@@ -128,7 +130,7 @@ export interface ProviderField {
  * A form generated from a provider's metadata fields. Sensitive fields are password inputs; their stored
  * values arrive masked and are sent back unchanged when not edited, which the API reads as "keep the secret".
  */
-export function ProviderFields({ fields, values, onChange, idPrefix, numeric = {} }: { fields: ProviderField[]; values: Record<string, unknown>; onChange: (v: Record<string, unknown>) => void; idPrefix: string; numeric?: Record<string, string> }) {
+export function ProviderFields({ fields, values, onChange, idPrefix }: { fields: ProviderField[]; values: Record<string, unknown>; onChange: (v: Record<string, unknown>) => void; idPrefix: string }) {
   const set = (name: string, value: unknown) => onChange({ ...values, [name]: value });
   return (
     <>
@@ -162,7 +164,7 @@ export function ProviderFields({ fields, values, onChange, idPrefix, numeric = {
             ) : (
               <input
                 {...common}
-                type={(f.sensitive || f.type === 'password' ? 'password' : f.type === 'url' ? 'url' : numeric[f.name] ? 'number' : 'text') as 'text'}
+                type={(f.sensitive || f.type === 'password' ? 'password' : f.type === 'url' ? 'url' : f.value_type === 'integer' ? 'number' : 'text') as 'text'}
                 autocomplete={f.sensitive || f.type === 'password' ? 'new-password' : 'off'}
                 value={String(value ?? '')}
                 onInput={(e) => set(f.name, e.currentTarget.value)}
@@ -176,13 +178,16 @@ export function ProviderFields({ fields, values, onChange, idPrefix, numeric = {
   );
 }
 
-/** Only the fields worth sending: empty optional values are left out so the server keeps its defaults. */
+/**
+ * Only the fields worth sending: empty optional values are left out so the server keeps its defaults. Integer
+ * fields (`value_type`) typed as text go as numbers; anything that is not one is sent as typed, for the server's 422.
+ */
 export function configFrom(fields: ProviderField[], values: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of fields) {
     const v = values[f.name];
     if (v === undefined || v === '' || (Array.isArray(v) && v.length === 0 && !f.required)) continue;
-    out[f.name] = v;
+    out[f.name] = f.value_type === 'integer' && typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v;
   }
   return out;
 }

@@ -296,6 +296,12 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     for (const event of ['campaign_paused', 'campaign_resumed']) await page.getByLabel('Campaign log').getByText(event).first().waitFor();
     await shot('07-campaign-completed');
 
+    // the player streams the recording from its signed link on the page's origin, in byte ranges (206)
+    const recordingAnswers: number[] = [];
+    const onResponse = (r: { url(): string; status(): number }) => {
+      if (new URL(r.url()).pathname.endsWith('/recording.wav')) recordingAnswers.push(r.status());
+    };
+    page.on('response', onResponse);
     await page.getByRole('link', { name: `#${runId}`, exact: true }).click();
     await page.getByRole('heading', { name: new RegExp(`Run #${runId}`) }).waitFor();
     const audio = page.getByLabel('Call recording');
@@ -303,6 +309,9 @@ suite(`web console in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
     await page.waitForFunction(() => document.querySelector('audio')?.readyState >= 1);
     const duration = await page.evaluate(() => document.querySelector('audio')!.duration);
     expect(duration).toBeGreaterThan(1);
+    expect(await audio.getAttribute('src')).toMatch(/^\/api\/v1\/files\/runs\/\d+\/\d+\/recording\.wav\?expires=\d+&signature=/);
+    page.off('response', onResponse);
+    expect(recordingAnswers).toContain(206);
     await page.evaluate(() => document.querySelector('audio')!.play());
     await page.waitForFunction(() => document.querySelector('audio')!.currentTime > 0.2);
     await shot('08-run-recording');

@@ -1,5 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
-import { configFieldTypes } from '../api';
+import { useState } from 'preact/hooks';
 import { configFrom, ErrorBox, type ProviderField, ProviderFields, useAction } from '../ui';
 
 export interface ProviderMeta {
@@ -17,8 +16,6 @@ export interface ProviderMeta {
  */
 export function AccountForm(props: {
   idPrefix: string;
-  /** The create path (`/organizations/...`) whose OpenAPI body tells which fields are numbers. */
-  schemaPath: string;
   providers: ProviderMeta[];
   existing?: { name: string; provider: string; credentials: Record<string, unknown> };
   extra?: (values: Record<string, unknown>, set: (k: string, v: unknown) => void) => preact.ComponentChildren;
@@ -29,20 +26,12 @@ export function AccountForm(props: {
   const [name, setName] = useState(props.existing?.name ?? '');
   const [values, setValues] = useState<Record<string, unknown>>(props.existing?.credentials ?? {});
   const [extra, setExtra] = useState<Record<string, unknown>>({});
-  const [numeric, setNumeric] = useState<Map<string, Record<string, string>>>(new Map());
-  useEffect(() => {
-    void configFieldTypes(props.schemaPath).then(setNumeric);
-  }, [props.schemaPath]);
   const action = useAction();
   const meta = props.providers.find((p) => p.provider === provider);
   const submit = (e: Event) => {
     e.preventDefault();
     if (!meta) return;
     const config = configFrom(meta.fields, values);
-    for (const [k, t] of Object.entries(numeric.get(provider) ?? {})) {
-      const v = config[k];
-      if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) config[k] = t === 'integer' ? Math.trunc(Number(v)) : Number(v);
-    }
     void action.run(() => props.onSubmit({ name, config: { provider, ...config }, extra }));
   };
   const p = props.idPrefix;
@@ -68,7 +57,7 @@ export function AccountForm(props: {
           Provider documentation: <a href={meta.docs_url} target="_blank" rel="noreferrer noopener">{meta.docs_url}</a>
         </p>
       ) : null}
-      {meta ? <ProviderFields key={provider} idPrefix={`${p}-f`} fields={meta.fields} numeric={numeric.get(provider)} values={values} onChange={setValues} /> : null}
+      {meta ? <ProviderFields key={provider} idPrefix={`${p}-f`} fields={meta.fields} values={values} onChange={setValues} /> : null}
       {props.extra?.(extra, (k, v) => setExtra({ ...extra, [k]: v }))}
       <ErrorBox error={action.error} />
       <div class="row">

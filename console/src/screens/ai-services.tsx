@@ -26,7 +26,6 @@ export function AiServicesPage() {
           <AccountForm
             key={formKey}
             idPrefix="ai-new"
-            schemaPath="/organizations/ai-services"
             providers={providers}
             onSubmit={async ({ name, config }) => {
               await post('/organizations/ai-services', { name, config });
@@ -59,7 +58,6 @@ export function AiServicesPage() {
               {editing === s.id ? (
                 <AccountForm
                   idPrefix={`ai-${s.id}`}
-                  schemaPath="/organizations/ai-services"
                   providers={providers}
                   existing={s}
                   onCancel={() => setEditing(null)}

@@ -27,16 +27,32 @@ export function RunPage({ workflowId, id }: { workflowId: number; id: number }) 
     if (!res.ok) throw new Error(`The transcript could not be loaded (HTTP ${res.status})`);
     return (await res.json()) as { turns: Turn[] };
   }, [r?.transcript_url]);
-  // the recording is fetched whole and played from memory: the file endpoint answers without byte ranges, and a
-  // browser cannot seek (click a turn) in a stream it cannot ask ranges of
-  const recording = useLoad(async () => {
-    if (!r?.recording_url) return null;
-    const res = await fetch(ownUrl(r.recording_url));
-    if (!res.ok) throw new Error(`The recording could not be loaded (HTTP ${res.status})`);
-    return URL.createObjectURL(await res.blob());
-  }, [r?.recording_url ? new URL(r.recording_url, location.href).pathname : null]);
-  useEffect(() => () => void (recording.data && URL.revokeObjectURL(recording.data)), [recording.data]);
+  // the player streams the recording from its signed link, asking byte ranges as it seeks (click a turn). Every
+  // read of the run signs a new link: the player keeps the one it started with (a new src restarts playback) until
+  // that one fails (it expires after 3600 s), then plays on from the same position with the run's current link
+  const recordingPath = r?.recording_url ? new URL(r.recording_url, location.href).pathname : null;
+  const [recordingSrc, setRecordingSrc] = useState<string | null>(null);
+  const [recordingError, setRecordingError] = useState<Error | null>(null);
+  const resumeAt = useRef<number | null>(null);
+  useEffect(() => {
+    setRecordingSrc(r?.recording_url ? ownUrl(r.recording_url) : null);
+    setRecordingError(null);
+    resumeAt.current = null;
+  }, [recordingPath]);
   const audio = useRef<HTMLAudioElement>(null);
+  const onRecordingError = async () => {
+    const failed = () => setRecordingError(new Error('The recording could not be played (its link may have expired or the file is gone)'));
+    if (resumeAt.current !== null) return failed(); // the fresh link failed too
+    resumeAt.current = audio.current?.currentTime ?? 0;
+    const fresh = await get<{ recording_url?: string | null }>(`/workflow/${workflowId}/runs/${id}`).catch(() => null);
+    if (fresh?.recording_url) setRecordingSrc(ownUrl(fresh.recording_url));
+    else failed();
+  };
+  const onRecordingLoaded = (a: HTMLAudioElement) => {
+    if (resumeAt.current === null) return;
+    a.currentTime = resumeAt.current;
+    resumeAt.current = null;
+  };
   const [now, setNow] = useState(0);
   useEffect(() => {
     if (!r || r.is_completed) return;
@@ -84,19 +100,28 @@ export function RunPage({ workflowId, id }: { workflowId: number; id: number }) 
       </div>
       <div class="split">
         <Section title="Conversation">
-          {recording.data ? (
+          {recordingSrc ? (
             <>
-              <audio ref={audio} controls preload="auto" src={recording.data} class="player" aria-label="Call recording" onTimeUpdate={(e) => setNow(e.currentTarget.currentTime * 1000)} onSeeked={(e) => setNow(e.currentTarget.currentTime * 1000)} />
-              <a class="small" href={recording.data} download={`run-${r.id}.wav`}>
+              <audio
+                ref={audio}
+                controls
+                preload="metadata"
+                src={recordingSrc}
+                class="player"
+                aria-label="Call recording"
+                onError={() => void onRecordingError()}
+                onLoadedMetadata={(e) => onRecordingLoaded(e.currentTarget)}
+                onTimeUpdate={(e) => setNow(e.currentTarget.currentTime * 1000)}
+                onSeeked={(e) => setNow(e.currentTarget.currentTime * 1000)}
+              />
+              <a class="small" href={recordingSrc} download={`run-${r.id}.wav`}>
                 Download the recording (WAV)
               </a>
             </>
-          ) : r.recording_url ? (
-            <Loading when={recording.loading} />
-          ) : (
+          ) : r.recording_url ? null : (
             <p class="muted">No recording for this run.</p>
           )}
-          <ErrorBox error={recording.error} />
+          <ErrorBox error={recordingError} />
           <ErrorBox error={transcript.error} />
           {!r.transcript_url ? <p class="muted">No transcript for this run.</p> : null}
           <ol class="transcript" aria-label="Transcript">
@@ -105,7 +130,7 @@ export function RunPage({ workflowId, id }: { workflowId: number; id: number }) 
               const lat = latencyOf.get(i);
               return (
                 <li key={i} class={`turn ${t.role}${playing ? ' playing' : ''}`}>
-                  <button type="button" class="turn-btn" onClick={() => seek(t)} disabled={!recording.data} aria-label={`Play from ${fmtMs(t.start_ms)}: ${t.role === 'user' ? 'caller' : 'agent'}`}>
+                  <button type="button" class="turn-btn" onClick={() => seek(t)} disabled={!recordingSrc} aria-label={`Play from ${fmtMs(t.start_ms)}: ${t.role === 'user' ? 'caller' : 'agent'}`}>
                     {fmtMs(t.start_ms)}
                   </button>
                   <div>

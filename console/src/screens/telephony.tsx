@@ -27,7 +27,6 @@ export function TelephonyPage() {
           <AccountForm
             key={formKey}
             idPrefix="tel-new"
-            schemaPath="/organizations/telephony-configs"
             providers={providers}
             extra={defaultExtra}
             onSubmit={async ({ name, config, extra }) => {
@@ -70,7 +69,6 @@ export function TelephonyPage() {
               {editing === c.id ? (
                 <AccountForm
                   idPrefix={`tel-${c.id}`}
-                  schemaPath="/organizations/telephony-configs"
                   providers={providers}
                   existing={c}
                   onCancel={() => setEditing(null)}
