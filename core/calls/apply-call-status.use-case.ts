@@ -1,5 +1,5 @@
 import type { Clock } from '../ports/clock.port.js';
-import type { EventPublisher } from '../ports/event-publisher.port.js';
+import { runEventKey, type EventPublisher } from '../ports/event-publisher.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { OrganizationSettingsRepository } from '../ports/organization-settings.repository.port.js';
 import type { RunRepository, RunStatusUpdate } from '../ports/run.repository.port.js';
@@ -53,7 +53,9 @@ export const listenerOutcome = (outcome: CallOutcome, disposition: string | null
  *
  * Customer webhooks (docs/webhooks.md): an applied `in_progress` publishes `call.started`, an applied final status
  * `call.ended` (after the outcome listeners, so the run is as final as it gets). Applied means it moved the run
- * forward, so a duplicate callback publishes nothing. Publishing stores the deliveries and returns; it never throws.
+ * forward, so a duplicate callback publishes nothing. The event is first stored as a marker on the run by the same
+ * atomic write as the status (`RunStatusUpdate.event`), so a crash before its deliveries are stored loses nothing:
+ * the webhook sweep publishes the marker. Publishing stores the deliveries and returns; it never throws.
  */
 export class ApplyCallStatus {
   constructor(
@@ -96,6 +98,9 @@ export class ApplyCallStatus {
       const charge = await this.chargeOf(run, event.durationSeconds);
       if (charge !== null) update.costInfo.charge_usd = charge;
     }
+    // the customer event's marker, stored with the status in one atomic step (docs/webhooks.md "Guarantees")
+    const eventType = !this.events || isFinalRunStatus(run.status) ? null : final && outcome ? 'call.ended' : event.status === 'in_progress' ? 'call.started' : null;
+    if (eventType) update.event = { key: runEventKey(run.id, eventType), type: eventType, at: update.at };
     update.log = {
       ts: update.at.toISOString(),
       event: `call_${event.status}`,
@@ -121,9 +126,9 @@ export class ApplyCallStatus {
           this.log.error({ run_id: run.id, err: (e as Error)?.message }, 'call outcome listener failed');
         }
       }
-      await this.events?.publish({ type: 'call.ended', organizationId: run.organizationId, run: result.run });
-    } else if (event.status === 'in_progress') {
-      await this.events?.publish({ type: 'call.started', organizationId: run.organizationId, run: result.run });
+      if (update.event) await this.events?.publish({ type: 'call.ended', organizationId: run.organizationId, run: result.run, pending: update.event });
+    } else if (event.status === 'in_progress' && update.event) {
+      await this.events?.publish({ type: 'call.started', organizationId: run.organizationId, run: result.run, pending: update.event });
     }
     return { applied: true, run: result.run, outcome };
   }

@@ -1,4 +1,4 @@
-import type { EventPublisher } from '../ports/event-publisher.port.js';
+import { campaignEventKey, type EventPublisher, type PendingEvent } from '../ports/event-publisher.port.js';
 import { isWorkflowUnavailable, type EnsureWorkflowCanReceiveCalls } from '../workflows/ensure-workflow-can-receive-calls.use-case.js';
 import type { CallOutcomeListener } from '../calls/call-outcome-listener.js';
 import type { ApplyCallStatus } from '../calls/apply-call-status.use-case.js';
@@ -189,11 +189,13 @@ export class CampaignEngine implements CallOutcomeListener {
     } catch (e) {
       if (!isWorkflowUnavailable(e)) throw e;
       const now = this.clock.now();
+      const event = this.marker('campaign.paused', campaignId, now, e.code);
       const paused = await this.campaigns.transition(organizationId, campaignId, {
         from: ['running'], to: 'paused', now,
         log: entry(now, 'warning', e.code, `Paused: the workflow ${campaign.workflowId} cannot receive calls (${e.code})`, { workflow_id: campaign.workflowId }),
+        ...(event ? { event } : {}),
       });
-      await this.publishState('campaign.paused', paused, e.code);
+      await this.publishState('campaign.paused', paused, event);
       return;
     }
     const configuration = campaign.telephonyConfigurationId === null
@@ -201,13 +203,15 @@ export class CampaignEngine implements CallOutcomeListener {
       : await this.telephony.configurations.get(organizationId, campaign.telephonyConfigurationId);
     if (!configuration) {
       const now = this.clock.now();
+      const event = this.marker('campaign.failed', campaignId, now, 'telephony_configuration_not_found');
       const failed = await this.campaigns.transition(organizationId, campaignId, {
         from: ['running'], to: 'failed', now,
         log: entry(now, 'error', 'campaign_failed', 'Failed: its telephony configuration no longer exists', {
           reason: 'telephony_configuration_not_found', telephony_configuration_id: campaign.telephonyConfigurationId,
         }),
+        ...(event ? { event } : {}),
       });
-      await this.publishState('campaign.failed', failed, 'telephony_configuration_not_found');
+      await this.publishState('campaign.failed', failed, event);
       return;
     }
     const callerNumber = await this.telephony.calls.callerNumber(organizationId, configuration.id);
@@ -243,21 +247,33 @@ export class CampaignEngine implements CallOutcomeListener {
 
   private async completeIfDone(organizationId: number, campaignId: number): Promise<void> {
     const now = this.clock.now();
-    const done = await this.campaigns.completeIfDone(organizationId, campaignId, now, entry(now, 'info', 'campaign_completed', 'Every contact has a final outcome'));
+    const event = this.marker('campaign.completed', campaignId, now);
+    const done = await this.campaigns.completeIfDone(organizationId, campaignId, now, entry(now, 'info', 'campaign_completed', 'Every contact has a final outcome'), event);
     if (done) {
       await this.campaigns.appendLog(organizationId, campaignId, entry(now, 'info', 'campaign_summary', 'Final counters', {
         total_rows: done.totalRows, processed_rows: done.processedRows, failed_rows: done.failedRows,
         executed_count: done.executedCount, total_queued_count: done.totalQueuedCount,
       }));
       this.log.info({ campaign_id: campaignId, processed_rows: done.processedRows }, 'campaign completed');
-      await this.publishState('campaign.completed', { campaign: done, changed: true });
+      await this.publishState('campaign.completed', { campaign: done, changed: true }, event);
     }
   }
 
+  /**
+   * The marker of a state change this engine is about to make, stored by the transition's own atomic write
+   * (docs/webhooks.md "Guarantees"); none without an EventPublisher.
+   */
+  private marker(type: 'campaign.paused' | 'campaign.failed' | 'campaign.completed', campaignId: number, now: Date, reason?: string): PendingEvent | undefined {
+    if (!this.events) return undefined;
+    return { key: campaignEventKey(campaignId, type, now), type, at: now, previousState: 'running', ...(reason ? { reason } : {}) };
+  }
+
   /** Publishes a state change this engine made (only when the transition happened here). Never throws. */
-  private async publishState(type: 'campaign.paused' | 'campaign.failed' | 'campaign.completed', t: { campaign: Campaign | null; changed: boolean }, reason?: string): Promise<void> {
-    if (!this.events || !t.changed || !t.campaign) return;
-    await this.events.publish({ type, organizationId: t.campaign.organizationId, campaign: t.campaign, previousState: 'running', ...(reason ? { reason } : {}) });
+  private async publishState(type: 'campaign.paused' | 'campaign.failed' | 'campaign.completed', t: { campaign: Campaign | null; changed: boolean }, pending: PendingEvent | undefined): Promise<void> {
+    if (!this.events || !pending || !t.changed || !t.campaign) return;
+    await this.events.publish({
+      type, organizationId: t.campaign.organizationId, campaign: t.campaign, previousState: 'running', ...(pending.reason ? { reason: pending.reason } : {}), pending,
+    });
   }
 
   private async place(
@@ -342,15 +358,16 @@ export class CampaignEngine implements CallOutcomeListener {
     const window = await this.campaigns.breakerWindow(campaign.organizationId, campaign.id, since);
     if (!breakerTrips(cfg, window)) return false;
     const rate = window.failures / window.calls;
+    const event = this.marker('campaign.paused', campaign.id, now, 'circuit_breaker_tripped');
     const tripped = await this.campaigns.transition(campaign.organizationId, campaign.id, {
-      from: ['running'], to: 'paused', now,
+      from: ['running'], to: 'paused', now, ...(event ? { event } : {}),
       log: entry(now, 'error', 'circuit_breaker_tripped', `Paused: ${window.failures} of the last ${window.calls} calls failed`, {
         failure_rate: Math.round(rate * 10_000) / 10_000, failures: window.failures, calls: window.calls,
         window_seconds: cfg.window_seconds, failure_threshold: cfg.failure_threshold, min_calls_in_window: cfg.min_calls_in_window,
       }),
     });
     if (tripped.changed) this.log.warn({ campaign_id: campaign.id, failures: window.failures, calls: window.calls }, 'campaign circuit breaker tripped');
-    await this.publishState('campaign.paused', tripped, 'circuit_breaker_tripped');
+    await this.publishState('campaign.paused', tripped, event);
     return true;
   }
 

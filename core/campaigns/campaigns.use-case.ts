@@ -1,4 +1,4 @@
-import type { EventPublisher } from '../ports/event-publisher.port.js';
+import { campaignEventKey, type EventPublisher, type PendingEvent } from '../ports/event-publisher.port.js';
 import { ConflictError, InputError, NotFoundError, ValidationError } from '../errors.js';
 import type { CampaignRepository, NewContact } from '../ports/campaign.repository.port.js';
 import type { Clock } from '../ports/clock.port.js';
@@ -275,15 +275,23 @@ export class ChangeCampaignState {
     }
     const now = this.clock.now();
     const log = ACTION_LOG[action];
+    // the customer event's marker goes with the transition (one atomic step; docs/webhooks.md "Guarantees")
+    const eventType = !this.events ? null : rule.to === 'running' ? 'campaign.started' : rule.to === 'paused' ? 'campaign.paused' : null;
+    const pending: PendingEvent | undefined = eventType ? {
+      key: campaignEventKey(campaignId, eventType, now), type: eventType, at: now, previousState: current.state,
+      ...(eventType === 'campaign.paused' ? { reason: 'paused_by_user' } : {}),
+    } : undefined;
     const { campaign, changed } = await this.campaigns.transition(organizationId, campaignId, {
-      from: rule.from, to: rule.to, now, log: entry(now, log.event, log.message, { from: current.state }),
+      from: rule.from, to: rule.to, now, log: entry(now, log.event, log.message, { from: current.state }), ...(pending ? { event: pending } : {}),
     });
     if (!campaign) throw campaignNotFound();
     if (!changed) throw invalid(campaign.state);
     if (campaign.state === 'running') await this.dispatch.kick(organizationId, campaignId);
     const type = campaign.state === 'running' ? 'campaign.started' : campaign.state === 'paused' ? 'campaign.paused' : null;
-    if (type) {
-      await this.events?.publish({ type, organizationId, campaign, previousState: current.state, ...(type === 'campaign.paused' ? { reason: 'paused_by_user' } : {}) });
+    if (type && pending) {
+      await this.events?.publish({
+        type, organizationId, campaign, previousState: pending.previousState ?? current.state, ...(pending.reason ? { reason: pending.reason } : {}), pending,
+      });
     }
     return campaign;
   }

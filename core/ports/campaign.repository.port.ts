@@ -1,3 +1,4 @@
+import type { PendingEvent } from './event-publisher.port.js';
 import type {
   BreakerWindow, Campaign, CampaignContact, CampaignLogEntry, CampaignState, CircuitBreakerConfig, ContactAttempt, ContactStatus,
   RetryConfig, SourceType,
@@ -43,6 +44,8 @@ export interface TransitionRequest {
   now: Date;
   /** Appended in the same atomic step when the transition happens. */
   log?: CampaignLogEntry;
+  /** The customer event of this transition, stored as a pending marker in the same atomic step when it happens. */
+  event?: PendingEvent;
 }
 
 export type ClaimResult =
@@ -164,7 +167,8 @@ export interface CampaignRepository {
   breakerWindow(organizationId: number, campaignId: number, since: Date): Promise<BreakerWindow>;
   /**
    * `running` → `completed` when no contact is `pending` or `active` and nothing is in flight (atomic check);
-   * appends `log`. Returns the completed campaign, or null when it did not complete.
+   * appends `log` and stores `event` as a pending marker in the same step. Returns the completed campaign, or null
+   * when it did not complete.
    */
-  completeIfDone(organizationId: number, campaignId: number, now: Date, log: CampaignLogEntry): Promise<Campaign | null>;
+  completeIfDone(organizationId: number, campaignId: number, now: Date, log: CampaignLogEntry, event?: PendingEvent): Promise<Campaign | null>;
 }

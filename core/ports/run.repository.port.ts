@@ -1,3 +1,4 @@
+import type { PendingEvent } from './event-publisher.port.js';
 import type { CostInfo, Run, RunLogEntry, RunMode, RunStatus } from '../runs/run.js';
 
 export interface NewRun {
@@ -33,6 +34,11 @@ export interface RunStatusUpdate {
    * (`planRunStatusUpdate`), so the record lands whatever order the carrier's final status and the session's end arrive in.
    */
   conversation?: boolean;
+  /**
+   * The customer event this update decides (`call.started`, `call.ended`): stored on the run as a pending marker
+   * in the same atomic step, only when the update is applied (docs/webhooks.md "Guarantees").
+   */
+  event?: PendingEvent;
 }
 
 export interface RunPage {

@@ -1,4 +1,4 @@
-import type { WebhookEventType } from './event-publisher.port.js';
+import type { PendingEvent, PendingFact, WebhookEventType } from './event-publisher.port.js';
 import type { WebhookDelivery, WebhookDeliveryEvent, WebhookDeliveryStatus, WebhookEndpoint } from '../webhooks/webhook.js';
 
 export interface NewWebhookEndpoint {
@@ -24,6 +24,15 @@ export interface NewWebhookDelivery {
   /** Builds the body once the store has chosen the delivery's id (the body carries it). */
   body: (deliveryId: number) => string;
   now: Date;
+  /** The event's key (PendingEvent.key): at most one delivery per (endpoint, key) is ever stored. */
+  eventKey?: string | null;
+}
+
+/** One attempt's result with the claim it was made under (`recordAttempts`). */
+export interface WebhookAttemptRecord {
+  id: number;
+  leaseToken: string;
+  result: WebhookAttemptResult;
 }
 
 /** The result of one attempt, recorded under the claim that made it. */
@@ -58,10 +67,14 @@ export interface WebhookRepository {
   deleteEndpoint(organizationId: number, id: number): Promise<boolean>;
 
   /**
-   * Stores the deliveries (`pending`, due at `now`, 0 attempts), all or none. Returns them in input order.
-   * Not idempotent (each call is new deliveries).
+   * Stores the deliveries (`pending`, due at `now`, 0 attempts), all or none. Returns the stored ones in input
+   * order. A delivery whose (endpoint, `eventKey`) is already stored is left out (not stored, not returned): with
+   * keys, enqueueing is idempotent; without, each call is new deliveries.
+   * With `lease`, they are stored already claimed by the caller (`leaseUntil = nextAttemptAt = now + leaseMs`, a
+   * fresh `leaseToken` each), so the caller sends them without a claim; a crash before it records leaves a lease
+   * that expires like any claim's.
    */
-  enqueue(organizationId: number, deliveries: NewWebhookDelivery[]): Promise<WebhookDelivery[]>;
+  enqueue(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }): Promise<WebhookDelivery[]>;
   /**
    * Claims up to `limit` pending deliveries due at `now` (`nextAttemptAt <= now`), oldest due first, skipping
    * `excludeEndpointIds`: each gets `leaseUntil = nextAttemptAt = now + leaseMs` (not due again until the lease
@@ -74,6 +87,11 @@ export interface WebhookRepository {
    * worker whose lease expired and was taken over records nothing). Returns whether it was recorded.
    */
   recordAttempt(id: number, leaseToken: string, result: WebhookAttemptResult): Promise<boolean>;
+  /**
+   * `recordAttempt` for many in one atomic write (the sender's results of one event-loop turn). Returns, in input
+   * order, whether each was recorded.
+   */
+  recordAttempts(records: readonly WebhookAttemptRecord[]): Promise<boolean[]>;
   /** A page of an endpoint's deliveries, newest first, with the total; empty past the end. */
   listDeliveries(organizationId: number, endpointId: number, page: { page: number; limit: number }): Promise<{ deliveries: WebhookDelivery[]; totalCount: number }>;
   /** Null when absent, of another endpoint, or in another organization. */
@@ -85,4 +103,13 @@ export interface WebhookRepository {
   retryDelivery(organizationId: number, endpointId: number, id: number, now: Date): Promise<WebhookDelivery | null>;
   /** The earliest `nextAttemptAt` of pending deliveries, or null when none is pending. */
   nextDueAt(): Promise<Date | null>;
+
+  /**
+   * The event markers still stored on runs and campaigns (`RunStatusUpdate.event`, `TransitionRequest.event`):
+   * events whose deliveries may not be stored yet (a crash between the fact and its deliveries). Across
+   * organizations, oldest `at` first, at most `limit`. Empty when none.
+   */
+  pendingEvents(limit: number): Promise<PendingFact[]>;
+  /** Removes the marker `key` from the run or campaign once its deliveries are stored. No-op when absent. Idempotent. */
+  clearPendingEvent(kind: PendingFact['kind'], organizationId: number, id: number, key: PendingEvent['key']): Promise<void>;
 }

@@ -10,7 +10,8 @@ import type { JobScheduler } from '../ports/job-scheduler.port.js';
 import { silentLogger } from '../ports/logger.port.js';
 import type { WebhookPostResult, WebhookTransport } from '../ports/webhook-transport.port.js';
 import { WebhookDispatcher, WEBHOOK_SWEEP_JOB } from './webhook-dispatcher.js';
-import { deliveryBody } from './webhook-events.js';
+import { deliveryBody, WebhookEventPublisher } from './webhook-events.js';
+import type { Run } from '../runs/run.js';
 import { retryDelayMs, WEBHOOK_MAX_ATTEMPTS, webhookSecretContext } from './webhook.js';
 
 const T0 = new Date('2026-05-01T12:00:00.000Z');
@@ -210,6 +211,53 @@ describe('WebhookDispatcher', () => {
     await sweep(d);
     expect(sent).toEqual([]);
     expect(db.prepare('SELECT status, last_error FROM webhook_deliveries').get()).toEqual({ status: 'failed', last_error: 'endpoint deleted' });
+  });
+});
+
+describe('WebhookDispatcher writes per delivery', () => {
+  let db: SqliteDatabase;
+  let org: number;
+  const now = T0;
+  const cipher = new AesGcmSecretCipher('k'.repeat(40));
+  beforeEach(async () => {
+    db = openMigratedSqlite(':memory:');
+    org = (await new SqliteIdentityRepository(db).createOrganizationWithUser({ organizationName: 'A', email: 'a@x.io', name: null, passwordHash: 'h', now: T0 })).organization.id;
+  });
+  afterEach(() => {
+    db.close();
+  });
+
+  it('sends what this process publishes while it has room without a claim, and records the results of one turn in one write', async () => {
+    const inner = new SqliteWebhookRepository(db);
+    const calls = { claimDue: 0, recordAttempts: [] as number[], recordAttempt: 0 };
+    const repo = Object.assign(Object.create(inner) as SqliteWebhookRepository, {
+      claimDue: (...a: Parameters<SqliteWebhookRepository['claimDue']>) => { calls.claimDue++; return inner.claimDue(...a); },
+      recordAttempts: (r: Parameters<SqliteWebhookRepository['recordAttempts']>[0]) => { calls.recordAttempts.push(r.length); return inner.recordAttempts(r); },
+      recordAttempt: (...a: Parameters<SqliteWebhookRepository['recordAttempt']>) => { calls.recordAttempt++; return inner.recordAttempt(...a); },
+    });
+    const e = await inner.createEndpoint(org, {
+      url: 'https://hooks.example.com/', events: ['call.ended'], description: null, secretsKeyId: 'k1', secretCiphertext: cipher.encrypt(SECRET, webhookSecretContext(org, 'k1')), now: T0,
+    });
+    const sent: number[] = [];
+    const d = new WebhookDispatcher(repo, {
+      checkUrl: () => null, hmacSha256Hex: () => 'x', post: async (_u, body) => { sent.push(JSON.parse(body).id); return { ok: true, statusCode: 200 }; },
+    }, cipher, recordingScheduler().s, { now: () => now }, silentLogger, { leaseMs: 60_000, maxInFlight: 8, maxInFlightPerEndpoint: 8, sweepIntervalMs: 15_000, sends: true });
+    const publisher = new WebhookEventPublisher(repo, { view: async (run) => ({ run, transcriptUrl: null, recordingUrl: null, initialContext: {}, gatheredContext: {} }) }, { now: () => now }, silentLogger, d);
+    const run = { id: 5, organizationId: org, workflowId: 1, definitionId: 1, name: 'r', mode: 'outbound', status: 'completed', disposition: 'completed', campaignId: null, attemptId: null,
+      telephonyConfigurationId: null, provider: 'simulator', providerCallId: null, callerNumber: null, calledNumber: null, initialContext: {}, gatheredContext: {}, logs: [], annotations: {},
+      costInfo: { call_duration_seconds: 0, service_token_usage: 0, charge_usd: 0 }, durationSeconds: null, transcriptKey: null, recordingKey: null, createdAt: T0, startedAt: null, endedAt: T0, updatedAt: T0 } satisfies Run;
+    await Promise.all(Array.from({ length: 6 }, (_, i) => publisher.publish({ type: 'call.ended', organizationId: org, run: { ...run, id: 10 + i } })));
+    await d.idle();
+    expect(sent.sort()).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(calls.claimDue).toBe(0);
+    expect(calls.recordAttempt).toBe(0);
+    expect(calls.recordAttempts).toEqual([6]);
+    expect(db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'delivered' AND lease_token IS NULL").get()).toEqual({ n: 6 });
+    // with no room (a full process) deliveries are stored unclaimed for a drain
+    expect(d.lease(17)).toBeNull();
+    expect(d.lease(16)).toEqual({ leaseMs: 60_000 });
+    await d.stop();
+    expect(d.lease(1)).toBeNull();
   });
 });
 

@@ -2,9 +2,10 @@ import type { Clock } from '../ports/clock.port.js';
 import type { SecretCipher } from '../ports/crypto.port.js';
 import type { JobScheduler } from '../ports/job-scheduler.port.js';
 import type { Logger } from '../ports/logger.port.js';
-import type { WebhookRepository } from '../ports/webhook.repository.port.js';
+import type { WebhookAttemptRecord, WebhookRepository } from '../ports/webhook.repository.port.js';
 import type { WebhookTransport } from '../ports/webhook-transport.port.js';
 import { retryDelayMs, WEBHOOK_TIMEOUT_MS, webhookSecretContext, type WebhookDelivery, type WebhookEndpoint } from './webhook.js';
+import type { DeliverySink } from './webhook-events.js';
 import { signatureHeader } from './webhook-signature.js';
 
 export const WEBHOOK_SWEEP_JOB = 'webhooks.sweep';
@@ -32,8 +33,13 @@ export interface WebhookDispatcherOptions {
  * endpoints already at their own cap, so a slow or failing receiver never takes the slots of others; each send
  * records its result under its claim. A process killed mid-send leaves leases that expire: the delivery is sent
  * again (at least once; receivers dedupe on the id).
+ *
+ * Writes per delivery (docs/benchmarks.md section 8): what this process publishes while it has room is stored
+ * already leased to it and handed over (`lease` + `take`: no claim write), and the results of the sends that end
+ * in one event-loop turn are recorded in one write (`recordAttempts`). The sweep first publishes the event markers
+ * a crash left on runs and campaigns (`recoverWith`).
  */
-export class WebhookDispatcher {
+export class WebhookDispatcher implements DeliverySink {
   private inFlight = 0;
   private readonly perEndpoint = new Map<number, number>();
   private readonly waiting = new Map<number, WebhookDelivery[]>();
@@ -47,6 +53,11 @@ export class WebhookDispatcher {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private timerAt = Infinity;
   private jobsDefined = false;
+  private recordQueue: Array<{ record: WebhookAttemptRecord; resolve: (ok: boolean) => void; reject: (e: unknown) => void }> = [];
+  private recordScheduled = false;
+  private recover: (() => Promise<unknown>) | null = null;
+  /** Whether unclaimed due deliveries may exist: false once a claim came back short, until the next kick. */
+  private backlog = true;
 
   constructor(
     private readonly repo: WebhookRepository,
@@ -63,16 +74,45 @@ export class WebhookDispatcher {
     if (this.jobsDefined) return;
     this.jobsDefined = true;
     this.scheduler.define(WEBHOOK_SWEEP_JOB, async () => {
+      await this.recover?.();
       await this.drain();
     }, { concurrency: 1 });
   }
 
-  /** Schedules the recurring sweep and drains once (what a crash left behind). */
+  /** What the sweep runs before it drains: publishing the event markers a crash left (WebhookEventRecovery). */
+  recoverWith(recover: () => Promise<unknown>): void {
+    this.recover = recover;
+  }
+
+  /** Schedules the recurring sweep, recovers the markers and drains once (what a crash left behind). */
   async start(): Promise<void> {
     this.stopping = false;
     if (!this.options.sends) return;
     await this.scheduler.every(WEBHOOK_SWEEP_JOB, this.options.sweepIntervalMs);
+    if (this.recover) void this.recover().then(() => this.kick());
     this.kick();
+  }
+
+  /**
+   * A lease for `count` new deliveries when this process sends and has room to hold them now (sending or
+   * waiting, at most twice the in-flight bound), else null: they are stored unclaimed for a drain.
+   */
+  lease(count: number): { leaseMs: number } | null {
+    if (!this.options.sends || this.stopping) return null;
+    if (this.inFlight + this.queued() + count > 2 * this.options.maxInFlight) return null;
+    return { leaseMs: this.options.leaseMs };
+  }
+
+  /** Sends deliveries stored under this process's lease (`lease`), with their endpoints as just read. */
+  take(deliveries: WebhookDelivery[], endpoints: readonly WebhookEndpoint[] = []): void {
+    for (const e of endpoints) this.endpoints.set(e.id, e);
+    for (const d of deliveries) {
+      if (!d.leaseToken) continue;
+      const q = this.waiting.get(d.endpointId) ?? [];
+      q.push(d);
+      this.waiting.set(d.endpointId, q);
+    }
+    this.pumpAll();
   }
 
   /** Stops claiming, waits for the sends in flight. Idempotent. */
@@ -84,8 +124,16 @@ export class WebhookDispatcher {
     await Promise.allSettled([...this.sends]);
   }
 
-  /** Asks for a drain soon: kicks within one turn of the event loop make one drain (claims are writes). Never throws. */
+  /**
+   * Asks for a drain soon: kicks within one turn of the event loop make one drain (claims are writes). Called when
+   * deliveries were stored unclaimed (another writer, no room here, a manual retry) or a retry fell due. Never throws.
+   */
   kick(): void {
+    this.backlog = true;
+    this.drainSoon();
+  }
+
+  private drainSoon(): void {
     if (!this.options.sends || this.stopping || this.kicked) return;
     this.kicked = true;
     setImmediate(() => {
@@ -136,7 +184,11 @@ export class WebhookDispatcher {
       // a batch never exceeds one endpoint's cap, so one busy receiver cannot fill every free slot with its own
       const want = Math.min(free, this.options.maxInFlightPerEndpoint, 64);
       this.sentSinceClaim = 0;
+      // a kick meanwhile (new unclaimed work) sets it again
+      this.backlog = false;
       const claimed = await this.repo.claimDue(this.clock.now(), this.options.leaseMs, want, [...new Set(full)]);
+      // a full batch may have left more behind (skipped endpoints at their cap count as possibly more too)
+      if (claimed.length === want || full.length > 0) this.backlog = true;
       if (claimed.length === 0) return;
       const ids = [...new Set(claimed.map((d) => d.endpointId))];
       const found = new Map((await this.repo.findEndpoints(ids)).map((e) => [e.id, e]));
@@ -186,7 +238,8 @@ export class WebhookDispatcher {
         // claim again when nothing claimed is left waiting, or after half an endpoint's worth of sends: not after
         // every send (claims are writes)
         this.sentSinceClaim++;
-        if (this.queued() === 0 || this.sentSinceClaim >= Math.max(1, this.options.maxInFlightPerEndpoint / 2)) this.kick();
+        // (and only while unclaimed due deliveries may exist: what this process took on insert needs no claim)
+        if (this.backlog && (this.queued() === 0 || this.sentSinceClaim >= Math.max(1, this.options.maxInFlightPerEndpoint / 2))) this.drainSoon();
       });
       this.sends.add(p);
     }
@@ -216,8 +269,8 @@ export class WebhookDispatcher {
       const delay = outcome.ok || !endpoint ? null : retryDelayMs(attempts);
       const nextAttemptAt = delay === null ? null : new Date(now.getTime() + delay);
       const status = outcome.ok ? 'delivered' : nextAttemptAt ? 'pending' : 'failed';
-      const recorded = await this.repo.recordAttempt(d.id, d.leaseToken!, {
-        status, attempts, lastStatusCode: outcome.statusCode, lastError: outcome.error, nextAttemptAt, now,
+      const recorded = await this.record({
+        id: d.id, leaseToken: d.leaseToken!, result: { status, attempts, lastStatusCode: outcome.statusCode, lastError: outcome.error, nextAttemptAt, now },
       });
       if (!recorded) this.log.warn({ delivery_id: d.id }, 'webhook attempt not recorded: its claim had expired');
       if (status === 'failed') this.log.warn({ delivery_id: d.id, endpoint_id: d.endpointId, attempts }, 'webhook delivery failed for good');
@@ -225,6 +278,27 @@ export class WebhookDispatcher {
     } catch (e) {
       // the lease expires and the delivery is claimed again
       this.log.error({ delivery_id: d.id, err: (e as Error)?.message }, 'webhook attempt could not be recorded');
+    }
+  }
+
+  /** Records an attempt together with the others that end in this event-loop turn (one write). */
+  private record(record: WebhookAttemptRecord): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.recordQueue.push({ record, resolve, reject });
+      if (this.recordScheduled) return;
+      this.recordScheduled = true;
+      setImmediate(() => void this.flushRecords());
+    });
+  }
+
+  private async flushRecords(): Promise<void> {
+    const batch = this.recordQueue.splice(0);
+    this.recordScheduled = false;
+    try {
+      const recorded = await this.repo.recordAttempts(batch.map((b) => b.record));
+      batch.forEach((b, i) => b.resolve(recorded[i] ?? false));
+    } catch (e) {
+      for (const b of batch) b.reject(e);
     }
   }
 

@@ -1,10 +1,10 @@
 import type { Clock } from '../ports/clock.port.js';
-import type { EventPublisher, OutboundEvent } from '../ports/event-publisher.port.js';
+import type { EventPublisher, OutboundEvent, PendingFact } from '../ports/event-publisher.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { WebhookRepository } from '../ports/webhook.repository.port.js';
 import type { RunView } from '../runs/runs.use-case.js';
 import type { Run } from '../runs/run.js';
-import type { WebhookDeliveryEvent } from './webhook.js';
+import type { WebhookDelivery, WebhookDeliveryEvent, WebhookEndpoint } from './webhook.js';
 
 /** What the outbox needs to sign links: the run's view (signed transcript/recording URLs). */
 export interface RunLinks {
@@ -54,31 +54,64 @@ export async function eventData(links: RunLinks, event: OutboundEvent): Promise<
 
 /** The delivered body: `{id, type, created_at, data}` (id = the delivery id, stable across retries). */
 export const deliveryBody = (deliveryId: number, type: WebhookDeliveryEvent, at: Date, data: Record<string, unknown>): string =>
-  JSON.stringify({ id: deliveryId, type, created_at: at.toISOString(), data });
+  deliveryBodyOf(deliveryId, type, at.toISOString(), JSON.stringify(data));
+
+/** `deliveryBody` from the data already serialized (once per event, not once per endpoint): the same bytes. */
+export const deliveryBodyOf = (deliveryId: number, type: WebhookDeliveryEvent, createdAtIso: string, dataJson: string): string =>
+  `{"id":${deliveryId},"type":${JSON.stringify(type)},"created_at":${JSON.stringify(createdAtIso)},"data":${dataJson}}`;
 
 /**
- * The EventPublisher of the webhooks feature: one storage insert per subscribed endpoint (the outbox), then a
- * kick so the sender picks them up at once. Publishing never throws and never waits for a send.
+ * Where stored deliveries go in this process: `kick` asks the sender for a drain; a sender that can take more
+ * now gives a `lease` so the deliveries are stored already claimed and handed to it with `take` (no claim write).
+ */
+export interface DeliverySink {
+  kick(): void;
+  /** The lease to store new deliveries under for this process, or null when it should not take them (api role, full). */
+  lease?(count: number): { leaseMs: number } | null;
+  /** Sends deliveries stored under this process's lease, with their endpoints as just read. */
+  take?(deliveries: WebhookDelivery[], endpoints: readonly WebhookEndpoint[]): void;
+}
+
+/** Which fact an event's marker sits on. */
+const markedFact = (event: OutboundEvent): { kind: PendingFact['kind']; id: number } | null =>
+  'run' in event ? { kind: 'run', id: event.run.id } : 'campaign' in event ? { kind: 'campaign', id: event.campaign.id } : null;
+
+/**
+ * The EventPublisher of the webhooks feature: one storage insert per subscribed endpoint (the outbox), handed to
+ * this process's sender (or a kick so a sender picks them up). An event with a marker (`pending`, stored with its
+ * fact) is enqueued under its key, at most once per endpoint, then its marker is cleared; a crash in between
+ * leaves the marker for the sweep (`WebhookEventRecovery`). Publishing never throws and never waits for a send.
  */
 export class WebhookEventPublisher implements EventPublisher {
+  private readonly sink: DeliverySink;
+
   constructor(
-    private readonly repo: Pick<WebhookRepository, 'subscribedEndpoints' | 'enqueue'>,
+    private readonly repo: Pick<WebhookRepository, 'subscribedEndpoints' | 'enqueue' | 'clearPendingEvent'>,
     private readonly links: RunLinks,
     private readonly clock: Clock,
     private readonly log: Logger,
-    private readonly kick: () => void,
-  ) {}
+    sink: DeliverySink | (() => void),
+  ) {
+    this.sink = typeof sink === 'function' ? { kick: sink } : sink;
+  }
 
   async publish(event: OutboundEvent): Promise<void> {
     try {
       const endpoints = await this.repo.subscribedEndpoints(event.organizationId, event.type);
-      if (endpoints.length === 0) return;
-      const now = this.clock.now();
-      const data = await eventData(this.links, event);
-      await this.repo.enqueue(event.organizationId, endpoints.map((e) => ({
-        endpointId: e.id, event: event.type, now, body: (id: number) => deliveryBody(id, event.type, now, data),
-      })));
-      this.kick();
+      if (endpoints.length > 0) {
+        const now = this.clock.now();
+        const createdAt = (event.pending?.at ?? now).toISOString();
+        const dataJson = JSON.stringify(await eventData(this.links, event));
+        const lease = this.sink.lease?.(endpoints.length) ?? null;
+        const stored = await this.repo.enqueue(event.organizationId, endpoints.map((e) => ({
+          endpointId: e.id, event: event.type, now, eventKey: event.pending?.key ?? null,
+          body: (id: number) => deliveryBodyOf(id, event.type, createdAt, dataJson),
+        })), lease ?? undefined);
+        if (lease && this.sink.take) this.sink.take(stored, endpoints);
+        else this.sink.kick();
+      }
+      const fact = event.pending ? markedFact(event) : null;
+      if (fact) await this.repo.clearPendingEvent(fact.kind, event.organizationId, fact.id, event.pending!.key);
     } catch (e) {
       this.log.error({ organization_id: event.organizationId, event: event.type, err: (e as Error)?.message }, 'webhook event could not be stored');
     }

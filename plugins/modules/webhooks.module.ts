@@ -9,6 +9,9 @@ import { WebhookTransport } from '../../core/ports/webhook-transport.port.js';
 import { RunViews } from '../../core/runs/runs.use-case.js';
 import { WebhookDispatcher } from '../../core/webhooks/webhook-dispatcher.js';
 import { WebhookEventPublisher } from '../../core/webhooks/webhook-events.js';
+import { WebhookEventRecovery } from '../../core/webhooks/webhook-event-recovery.js';
+import { CampaignRepository } from '../../core/ports/campaign.repository.port.js';
+import { RunRepository } from '../../core/ports/run.repository.port.js';
 import { WebhookEndpoints } from '../../core/webhooks/webhooks.use-case.js';
 import { webhookRoutes } from '../../http/routes/webhooks.routes.js';
 import type { RouteDefinition } from '../../http/routing/route.js';
@@ -28,6 +31,8 @@ const Ports = {
   clock: port<Clock>(Clock),
   log: port<Logger>(Logger),
   publisher: port<EventPublisher>(EventPublisher),
+  runs: port<RunRepository>(RunRepository),
+  campaigns: port<CampaignRepository>(CampaignRepository),
   routes: port<RouteDefinition[]>(HttpRoutesToken),
 };
 
@@ -58,7 +63,12 @@ export function webhooksModule(c: Container, settings: Settings): void {
   });
   provide(c, Ports.publisher, {
     deps: { repo: Ports.repo, views: RunViews, clock: Ports.clock, log: Ports.log, dispatcher: WebhookDispatcher },
-    init: (d) => new WebhookEventPublisher(d.repo, d.views, d.clock, d.log.child({ component: 'webhooks' }), () => d.dispatcher.kick()),
+    // the dispatcher is the sink: what this process publishes while it has room is stored leased to it and sent directly
+    init: (d) => new WebhookEventPublisher(d.repo, d.views, d.clock, d.log.child({ component: 'webhooks' }), d.dispatcher),
+  });
+  provide(c, WebhookEventRecovery, {
+    deps: { repo: Ports.repo, runs: Ports.runs, campaigns: Ports.campaigns, publisher: Ports.publisher, clock: Ports.clock, log: Ports.log },
+    init: (d) => new WebhookEventRecovery(d.repo, d.runs, d.campaigns, d.publisher, d.clock, d.log.child({ component: 'webhooks' })),
   });
   provide(c, WebhookEndpoints, {
     deps: { repo: Ports.repo, transport: Ports.transport, cipher: Ports.cipher, tokens: Ports.tokens, clock: Ports.clock, dispatcher: WebhookDispatcher },
@@ -67,6 +77,9 @@ export function webhooksModule(c: Container, settings: Settings): void {
   provide(c, Ports.routes, { deps: { endpoints: WebhookEndpoints }, init: (d) => webhookRoutes(d) });
   // the sweep job is defined when the dispatcher is built: before the scheduler module's start hook runs
   c.get<Lifecycle>(LifecycleToken).onStart('webhooks', async () => {
+    const recovery = c.isBound(RunRepository) && c.isBound(CampaignRepository) ? c.get<WebhookEventRecovery>(WebhookEventRecovery) : null;
+    // the sweep first publishes the event markers a crash left on runs and campaigns (docs/webhooks.md "Guarantees")
+    if (recovery) c.get<WebhookDispatcher>(WebhookDispatcher).recoverWith(() => recovery.recover());
     await c.get<WebhookDispatcher>(WebhookDispatcher).start();
   });
 }

@@ -1,4 +1,6 @@
 import type { Db, Document } from 'mongodb';
+import type { PendingEvent } from '../../../core/ports/event-publisher.port.js';
+import { pendingEventToDocument, type PendingEventDocument } from './pending-events.mongo.js';
 import type {
   AttemptStatus, BreakerWindow, Campaign, CampaignContact, CampaignLogEntry, CampaignState, CircuitBreakerConfig, ContactAttempt,
   ContactStatus, LogLevel, RetryConfig, SourceType,
@@ -18,6 +20,8 @@ export interface CampaignDocument {
   _id: number; organizationId: number; name: string; workflowId: number; telephonyConfigurationId: number | null; state: CampaignState;
   sourceType: SourceType; sourceId: string; totalRows: number; processedRows: number; failedRows: number; executedCount: number;
   totalQueuedCount: number;
+  /** Customer event markers not yet turned into deliveries (pending-events.mongo.ts); absent when none. */
+  pendingEvents?: PendingEventDocument[];
   /** The slots in use: `inFlight` is their number; taken and freed atomically with `$push`/`$pull` by token. */
   inFlightSlots: InFlightSlot[];
   retryConfig: RetryConfig; maxConcurrency: number; scheduleConfig: ScheduleConfig | null; circuitBreaker: CircuitBreakerConfig;
@@ -212,6 +216,8 @@ export class MongoCampaignRepository implements CampaignRepository {
           startedAt: toRunning ? { $ifNull: ['$startedAt', { $literal: now }] } : '$startedAt',
           breakerResetAt: toRunning ? { $literal: now } : '$breakerResetAt',
           completedAt: terminal ? { $literal: now } : '$completedAt',
+          // the customer event's marker, in the same single-document update as the state
+          ...(request.event ? { pendingEvents: { $concatArrays: [{ $ifNull: ['$pendingEvents', []] }, [{ $literal: pendingEventToDocument(request.event) }]] } } : {}),
         },
       }],
       { returnDocument: 'after' },
@@ -480,12 +486,12 @@ export class MongoCampaignRepository implements CampaignRepository {
     return { calls, failures };
   }
 
-  async completeIfDone(organizationId: number, campaignId: number, now: Date, log: CampaignLogEntry) {
+  async completeIfDone(organizationId: number, campaignId: number, now: Date, log: CampaignLogEntry, event?: PendingEvent) {
     const open = await this.contacts.findOne({ organizationId, campaignId, status: { $in: ['pending', 'active'] } }, { projection: { _id: 1 } });
     if (open) return null;
     const d = await this.campaigns.findOneAndUpdate(
       { _id: campaignId, organizationId, state: 'running', inFlightSlots: { $size: 0 } },
-      { $set: { state: 'completed', completedAt: now, updatedAt: now } },
+      { $set: { state: 'completed', completedAt: now, updatedAt: now }, ...(event ? { $push: { pendingEvents: pendingEventToDocument(event) } } : {}) },
       { returnDocument: 'after' },
     );
     if (!d) return null;

@@ -52,6 +52,7 @@ export const Indexes = {
   workflowsUuid: 'workflows_uuid_unique',
   definitionsVersion: 'workflow_definitions_version_unique',
   runsProviderCall: 'runs_provider_call_unique',
+  webhookDeliveriesEventKey: 'webhook_deliveries_event_key_unique',
   telephonyConfigurationsName: 'telephony_configurations_name_unique',
   telephonyConfigurationsDefault: 'telephony_configurations_default_unique',
   phoneNumbersOrgAddress: 'phone_numbers_org_address_unique',
@@ -105,6 +106,8 @@ export const mongoCollections: readonly MongoCollectionSpec[] = [
     name: Collections.runs,
     indexes: [
       { name: 'runs_org_created', key: { organizationId: 1, createdAt: -1, _id: -1 } },
+      // runs whose customer event marker is still pending (docs/webhooks.md "Guarantees")
+      { name: 'runs_pending_events', key: { 'pendingEvents.at': 1 }, partialFilterExpression: { pendingEvents: { $exists: true } } },
       { name: 'runs_org_workflow', key: { organizationId: 1, workflowId: 1, createdAt: -1, _id: -1 } },
       {
         name: 'runs_org_campaign', key: { organizationId: 1, campaignId: 1, createdAt: -1, _id: -1 },
@@ -154,6 +157,7 @@ export const mongoCollections: readonly MongoCollectionSpec[] = [
     indexes: [
       { name: 'campaigns_org_created', key: { organizationId: 1, createdAt: -1, _id: -1 } },
       { name: 'campaigns_state', key: { state: 1 } },
+      { name: 'campaigns_pending_events', key: { 'pendingEvents.at': 1 }, partialFilterExpression: { pendingEvents: { $exists: true } } },
       { name: 'campaigns_org_config', key: { organizationId: 1, telephonyConfigurationId: 1 } },
       { name: 'campaigns_slot_until', key: { 'inFlightSlots.until': 1 } },
     ],
@@ -200,6 +204,10 @@ export const mongoCollections: readonly MongoCollectionSpec[] = [
     indexes: [
       { name: 'webhook_deliveries_due', key: { status: 1, nextAttemptAt: 1, _id: 1 } },
       { name: 'webhook_deliveries_endpoint', key: { organizationId: 1, endpointId: 1, _id: -1 } },
+      {
+        name: Indexes.webhookDeliveriesEventKey, key: { endpointId: 1, eventKey: 1 }, unique: true,
+        partialFilterExpression: { eventKey: { $type: 'string' } },
+      },
     ],
   },
 ];

@@ -2,12 +2,16 @@ import type { Db, Filter } from 'mongodb';
 import { ConflictError } from '../../../core/errors.js';
 import type { NewRun, RunRepository, RunStatusUpdate } from '../../../core/ports/run.repository.port.js';
 import { appendLogOnce, planRunStatusUpdate } from '../../../core/runs/run-status.js';
+import type { PendingEvent } from '../../../core/ports/event-publisher.port.js';
+import { pendingEventToDocument, type PendingEventDocument } from './pending-events.mongo.js';
 import { RUN_STATUS_RANK, type CostInfo, type Run, type RunLogEntry, type RunMode, type RunStatus } from '../../../core/runs/run.js';
 import { dateOrNull, fromJsonText, isDuplicateKey, nextId, toJsonText } from './mongo-database.js';
 import { Collections, Indexes } from './mongo-schema.js';
 
 export interface RunDocument {
   _id: number;
+  /** Customer event markers not yet turned into deliveries (pending-events.mongo.ts); absent when none. */
+  pendingEvents?: PendingEventDocument[];
   organizationId: number;
   workflowId: number;
   definitionId: number;
@@ -199,7 +203,8 @@ export class MongoRunRepository implements RunRepository {
 
   async applyStatus(organizationId: number, runId: number, update: RunStatusUpdate) {
     try {
-      return await this.readModifyWrite(organizationId, runId, (run) => planRunStatusUpdate(run, update));
+      // the customer event's marker goes in the same single-document update as the status (docs/webhooks.md)
+      return await this.readModifyWrite(organizationId, runId, (run) => planRunStatusUpdate(run, update), update.event);
     } catch (e) {
       if (isDuplicateKey(e, Indexes.runsProviderCall)) throw providerCallIdTaken();
       throw e;
@@ -236,7 +241,9 @@ export class MongoRunRepository implements RunRepository {
    * Reads the run, computes its next state with `plan` (null: leave it), and writes that state only if the
    * document still has the revision that was read; otherwise starts over with the newer state.
    */
-  private async readModifyWrite(organizationId: number, runId: number, plan: (run: Run) => Run | null): Promise<{ applied: boolean; run: Run | null }> {
+  private async readModifyWrite(
+    organizationId: number, runId: number, plan: (run: Run) => Run | null, event?: PendingEvent,
+  ): Promise<{ applied: boolean; run: Run | null }> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const doc = await this.runs.findOne({ _id: runId, organizationId });
       if (!doc) return { applied: false, run: null };
@@ -246,7 +253,7 @@ export class MongoRunRepository implements RunRepository {
       const { _id, organizationId: _org, rev: _rev, ...fields } = runToDocument(next, doc.rev + 1);
       const written = await this.runs.findOneAndUpdate(
         { _id: runId, organizationId, rev: doc.rev },
-        { $set: { ...fields, rev: doc.rev + 1 } },
+        { $set: { ...fields, rev: doc.rev + 1 }, ...(event ? { $push: { pendingEvents: pendingEventToDocument(event) } } : {}) },
         { returnDocument: 'after' },
       );
       if (written) return { applied: true, run: runFromDocument(written) };

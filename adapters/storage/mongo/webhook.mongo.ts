@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Filter } from 'mongodb';
 import type { WebhookEventType } from '../../../core/ports/event-publisher.port.js';
+import type { PendingFact } from '../../../core/ports/event-publisher.port.js';
 import type {
-  NewWebhookDelivery, NewWebhookEndpoint, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
+  NewWebhookDelivery, NewWebhookEndpoint, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
 } from '../../../core/ports/webhook.repository.port.js';
 import type { WebhookDelivery, WebhookDeliveryEvent, WebhookDeliveryStatus, WebhookEndpoint } from '../../../core/webhooks/webhook.js';
-import { nextId, reserveIds } from './mongo-database.js';
-import { Collections } from './mongo-schema.js';
+import { isDuplicateKey, nextId, reserveIds } from './mongo-database.js';
+import { Collections, Indexes } from './mongo-schema.js';
+import { clearPendingEventDocument, listPendingEventDocuments } from './pending-events.mongo.js';
 
 export interface WebhookEndpointDocument {
   _id: number;
@@ -33,6 +35,8 @@ export interface WebhookDeliveryDocument {
   nextAttemptAt: Date | null;
   leaseUntil: Date | null;
   leaseToken: string | null;
+  /** The event's key (PendingEvent.key): unique per endpoint where present. */
+  eventKey?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -119,15 +123,33 @@ export class MongoWebhookRepository implements WebhookRepository {
     return gone;
   }
 
-  async enqueue(organizationId: number, deliveries: NewWebhookDelivery[]): Promise<WebhookDelivery[]> {
+  async enqueue(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }): Promise<WebhookDelivery[]> {
     if (deliveries.length === 0) return [];
     const first = await reserveIds(this.db, Collections.webhookDeliveries, deliveries.length);
-    const docs = deliveries.map((d, i): WebhookDeliveryDocument => ({
-      _id: first + i, organizationId, endpointId: d.endpointId, event: d.event, body: d.body(first + i), status: 'pending', attempts: 0,
-      lastStatusCode: null, lastError: null, nextAttemptAt: d.now, leaseUntil: null, leaseToken: null, createdAt: d.now, updatedAt: d.now,
-    }));
-    await this.deliveries.insertMany(docs, { ordered: true });
-    return docs.map(webhookDeliveryFromDocument);
+    const token = lease ? randomUUID() : null;
+    const docs = deliveries.map((d, i): WebhookDeliveryDocument => {
+      const until = lease ? new Date(d.now.getTime() + lease.leaseMs) : null;
+      return {
+        _id: first + i, organizationId, endpointId: d.endpointId, event: d.event, body: d.body(first + i), status: 'pending', attempts: 0,
+        lastStatusCode: null, lastError: null, nextAttemptAt: until ?? d.now, leaseUntil: until, leaseToken: token ? `${token}.${first + i}` : null,
+        ...(d.eventKey ? { eventKey: d.eventKey } : {}), createdAt: d.now, updatedAt: d.now,
+      };
+    });
+    if (!docs.some((d) => d.eventKey)) {
+      await this.deliveries.insertMany(docs, { ordered: true });
+      return docs.map(webhookDeliveryFromDocument);
+    }
+    // keyed: one insert each, a repeated (endpoint, event key) is left out (the reserved id stays unused)
+    const stored: WebhookDelivery[] = [];
+    for (const doc of docs) {
+      try {
+        await this.deliveries.insertOne(doc);
+        stored.push(webhookDeliveryFromDocument(doc));
+      } catch (e) {
+        if (!isDuplicateKey(e, Indexes.webhookDeliveriesEventKey)) throw e;
+      }
+    }
+    return stored;
   }
 
   async claimDue(now: Date, leaseMs: number, limit: number, excludeEndpointIds: readonly number[] = []): Promise<WebhookDelivery[]> {
@@ -157,6 +179,11 @@ export class MongoWebhookRepository implements WebhookRepository {
     return res.modifiedCount > 0;
   }
 
+  async recordAttempts(records: readonly WebhookAttemptRecord[]): Promise<boolean[]> {
+    // one conditional update each (a bulk write reports counts, not which claim was taken over); sent together
+    return Promise.all(records.map((r) => this.recordAttempt(r.id, r.leaseToken, r.result)));
+  }
+
   async listDeliveries(organizationId: number, endpointId: number, page: { page: number; limit: number }) {
     const filter = { organizationId, endpointId };
     const [docs, totalCount] = await Promise.all([
@@ -181,5 +208,13 @@ export class MongoWebhookRepository implements WebhookRepository {
   async nextDueAt(): Promise<Date | null> {
     const [d] = await this.deliveries.find({ status: 'pending' }).sort({ nextAttemptAt: 1 }).limit(1).toArray();
     return d?.nextAttemptAt ? new Date(d.nextAttemptAt) : null;
+  }
+
+  async pendingEvents(limit: number): Promise<PendingFact[]> {
+    return listPendingEventDocuments(this.db, limit);
+  }
+
+  async clearPendingEvent(kind: PendingFact['kind'], organizationId: number, id: number, key: string): Promise<void> {
+    await clearPendingEventDocument(this.db, kind, organizationId, id, key);
   }
 }

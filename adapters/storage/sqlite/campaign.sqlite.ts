@@ -1,6 +1,8 @@
 import type {
   AttemptStatus, BreakerWindow, Campaign, CampaignContact, CampaignLogEntry, CampaignState, ContactAttempt, ContactStatus, LogLevel,
 } from '../../../core/campaigns/campaign.js';
+import type { PendingEvent } from '../../../core/ports/event-publisher.port.js';
+import { appendPendingEvent } from './pending-events.sqlite.js';
 import type {
   AttemptToCheck, CampaignPatch, CampaignRepository, ClaimResult, NewCampaign, OutcomeRecord, RecordedOutcome, TransitionRequest,
 } from '../../../core/ports/campaign.repository.port.js';
@@ -231,6 +233,7 @@ export class SqliteCampaignRepository implements CampaignRepository {
         WHERE id = ? RETURNING *`).get(request.to, now, toRunning ? 1 : 0, now, toRunning ? 1 : 0, now, terminal ? 1 : 0, now, campaignId)!;
       if (request.to === 'cancelled') this.q.dropPending.run(now, campaignId);
       if (request.log) this.log(organizationId, campaignId, request.log);
+      if (request.event) appendPendingEvent(this.db, 'campaign', campaignId, request.event);
       return { campaign: campaignFromRow(updated), changed: true };
     }).immediate();
   }
@@ -367,11 +370,12 @@ export class SqliteCampaignRepository implements CampaignRepository {
     return { calls: r.calls, failures: r.failures ?? 0 };
   }
 
-  async completeIfDone(organizationId: number, campaignId: number, now: Date, log: CampaignLogEntry) {
+  async completeIfDone(organizationId: number, campaignId: number, now: Date, log: CampaignLogEntry, event?: PendingEvent) {
     return this.db.transaction(() => {
       const r = this.q.complete.get(toMs(now), toMs(now), organizationId, campaignId);
       if (!r) return null;
       this.log(organizationId, campaignId, log);
+      if (event) appendPendingEvent(this.db, 'campaign', campaignId, event);
       return campaignFromRow(r);
     }).immediate();
   }

@@ -1,6 +1,7 @@
 import { ConflictError } from '../../../core/errors.js';
 import type { NewRun, RunRepository, RunStatusUpdate } from '../../../core/ports/run.repository.port.js';
 import { appendLogOnce, planRunStatusUpdate } from '../../../core/runs/run-status.js';
+import { appendPendingEvent } from './pending-events.sqlite.js';
 import { RUN_STATUS_RANK, type CostInfo, type Run, type RunLogEntry, type RunMode, type RunStatus } from '../../../core/runs/run.js';
 import { fromMs, fromMsOrNull, isUniqueViolation, toMs, toMsOrNull, type SqliteDatabase } from './database.js';
 
@@ -204,7 +205,10 @@ export class SqliteRunRepository implements RunRepository {
       const run = runFromRow(row);
       const next = planRunStatusUpdate(run, update);
       if (!next) return { applied: false, run };
-      return { applied: true, run: this.writeRun(next) };
+      const written = this.writeRun(next);
+      // the customer event's marker, in the fact's own transaction (docs/webhooks.md "Guarantees")
+      if (update.event) appendPendingEvent(this.db, 'run', runId, update.event);
+      return { applied: true, run: written };
     });
     try {
       return tx.immediate();

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { WebhookEventType } from '../../../core/ports/event-publisher.port.js';
+import type { PendingFact } from '../../../core/ports/event-publisher.port.js';
 import type {
-  NewWebhookDelivery, NewWebhookEndpoint, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
+  NewWebhookDelivery, NewWebhookEndpoint, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
 } from '../../../core/ports/webhook.repository.port.js';
 import type { WebhookDelivery, WebhookDeliveryEvent, WebhookDeliveryStatus, WebhookEndpoint } from '../../../core/webhooks/webhook.js';
 import { fromMs, fromMsOrNull, toMs, toMsOrNull, type SqliteDatabase } from './database.js';
+import { clearPendingEvent, listPendingEvents } from './pending-events.sqlite.js';
 
 export interface WebhookEndpointRow {
   id: number; organization_id: number; url: string; events: string; description: string | null; secret: string; secrets_key_id: string;
@@ -55,10 +57,13 @@ export class SqliteWebhookRepository implements WebhookRepository {
          WHERE organization_id = @org AND id = @id RETURNING *`),
       deleteEndpoint: db.prepare<[number, number]>('DELETE FROM webhook_endpoints WHERE organization_id = ? AND id = ?'),
       deleteDeliveries: db.prepare<[number, number]>('DELETE FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ?'),
-      insertDelivery: db.prepare<{ org: number; endpoint: number; event: string; now: number }, { id: number }>(
-        `INSERT INTO webhook_deliveries (organization_id, endpoint_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
-         VALUES (@org, @endpoint, @event, '', 'pending', 0, @now, @now, @now) RETURNING id`),
-      setBody: db.prepare<[string, number], WebhookDeliveryRow>('UPDATE webhook_deliveries SET body = ? WHERE id = ? RETURNING *'),
+      // one statement per delivery: the id is chosen first (the table's AUTOINCREMENT sequence, read inside the
+      // write transaction) so the body that carries it is written with the row; a repeated (endpoint, event_key)
+      // is ignored
+      nextDeliveryId: db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'webhook_deliveries'"),
+      insertDelivery: db.prepare<{ id: number; org: number; endpoint: number; event: string; body: string; key: string | null; next: number; until: number | null; token: string | null; now: number }, WebhookDeliveryRow>(
+        `INSERT OR IGNORE INTO webhook_deliveries (id, organization_id, endpoint_id, event, body, event_key, status, attempts, next_attempt_at, lease_until, lease_token, created_at, updated_at)
+         VALUES (@id, @org, @endpoint, @event, @body, @key, 'pending', 0, @next, @until, @token, @now, @now) RETURNING *`),
       claim: db.prepare<{ now: number; until: number; token: string; limit: number; exclude: string }, WebhookDeliveryRow>(
         `UPDATE webhook_deliveries SET lease_until = @until, next_attempt_at = @until, lease_token = @token || '.' || id
          WHERE id IN (
@@ -123,11 +128,24 @@ export class SqliteWebhookRepository implements WebhookRepository {
     })();
   }
 
-  async enqueue(organizationId: number, deliveries: NewWebhookDelivery[]): Promise<WebhookDelivery[]> {
-    return this.db.transaction(() => deliveries.map((d) => {
-      const { id } = this.q.insertDelivery.get({ org: organizationId, endpoint: d.endpointId, event: d.event, now: toMs(d.now) })!;
-      return webhookDeliveryFromRow(this.q.setBody.get(d.body(id), id)!);
-    }))();
+  async enqueue(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }): Promise<WebhookDelivery[]> {
+    const token = lease ? randomUUID() : null;
+    return this.db.transaction(() => {
+      let id = (this.q.nextDeliveryId.get()?.seq ?? 0) + 1;
+      const stored: WebhookDelivery[] = [];
+      for (const d of deliveries) {
+        const now = toMs(d.now);
+        const until = lease ? now + lease.leaseMs : null;
+        const row = this.q.insertDelivery.get({
+          id, org: organizationId, endpoint: d.endpointId, event: d.event, body: d.body(id), key: d.eventKey ?? null,
+          next: until ?? now, until, token: token ? `${token}.${id}` : null, now,
+        });
+        if (!row) continue;
+        stored.push(webhookDeliveryFromRow(row));
+        id++;
+      }
+      return stored;
+    }).immediate();
   }
 
   async claimDue(now: Date, leaseMs: number, limit: number, excludeEndpointIds: readonly number[] = []): Promise<WebhookDelivery[]> {
@@ -141,6 +159,13 @@ export class SqliteWebhookRepository implements WebhookRepository {
     return this.q.record.run({
       id, token: leaseToken, status: r.status, attempts: r.attempts, code: r.lastStatusCode, error: r.lastError, next: toMsOrNull(r.nextAttemptAt), now: toMs(r.now),
     }).changes > 0;
+  }
+
+  async recordAttempts(records: readonly WebhookAttemptRecord[]): Promise<boolean[]> {
+    if (records.length === 0) return [];
+    return this.db.transaction(() => records.map(({ id, leaseToken, result: r }) => this.q.record.run({
+      id, token: leaseToken, status: r.status, attempts: r.attempts, code: r.lastStatusCode, error: r.lastError, next: toMsOrNull(r.nextAttemptAt), now: toMs(r.now),
+    }).changes > 0))();
   }
 
   async listDeliveries(organizationId: number, endpointId: number, page: { page: number; limit: number }) {
@@ -160,5 +185,13 @@ export class SqliteWebhookRepository implements WebhookRepository {
 
   async nextDueAt(): Promise<Date | null> {
     return fromMsOrNull(this.q.nextDue.get()!.at);
+  }
+
+  async pendingEvents(limit: number): Promise<PendingFact[]> {
+    return listPendingEvents(this.db, limit);
+  }
+
+  async clearPendingEvent(kind: PendingFact['kind'], organizationId: number, id: number, key: string): Promise<void> {
+    clearPendingEvent(this.db, kind, organizationId, id, key);
   }
 }
