@@ -49,3 +49,15 @@ describe('Plivo media framing, both ways', () => {
     checkMediaFixture(plivoMediaFraming, loadMediaFixture(new URL('./fixtures/media/stream.json', import.meta.url)));
   });
 });
+
+describe('plivo media audio frames', () => {
+  it('serialize only the view\'s own bytes and escape the stream id (the frame text is built by hand)', () => {
+    const backing = Uint8Array.from({ length: 400 }, (_, i) => (i * 37) & 0xff);
+    const frame = backing.subarray(17, 177);
+    const sid = 'MZ"odd\\id\n';
+    const [out] = plivoMediaFraming.serialize({ kind: 'audio', payload: frame }, { streamId: sid });
+    expect(out!.binary).toBe(false);
+    const payload = Buffer.from(frame).toString('base64');
+    expect(JSON.parse(out!.data as string)).toEqual({ event: 'playAudio', media: { contentType: 'audio/x-mulaw', sampleRate: 8000, payload } });
+  });
+});

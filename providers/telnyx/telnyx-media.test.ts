@@ -25,3 +25,15 @@ describe('Telnyx media framing, both ways', () => {
     for (let i = 0; i < 200; i++) expect(() => telnyxMediaFraming.parse(Buffer.from(Array.from({ length: i }, () => Math.floor(Math.random() * 256))), i % 2 === 0)).not.toThrow();
   });
 });
+
+describe('telnyx media audio frames', () => {
+  it('serialize only the view\'s own bytes and escape the stream id (the frame text is built by hand)', () => {
+    const backing = Uint8Array.from({ length: 400 }, (_, i) => (i * 37) & 0xff);
+    const frame = backing.subarray(17, 177);
+    const sid = 'MZ"odd\\id\n';
+    const [out] = telnyxMediaFraming.serialize({ kind: 'audio', payload: frame }, { streamId: sid });
+    expect(out!.binary).toBe(false);
+    const payload = Buffer.from(frame).toString('base64');
+    expect(JSON.parse(out!.data as string)).toEqual({ event: 'media', media: { payload } });
+  });
+});

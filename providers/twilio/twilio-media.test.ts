@@ -59,3 +59,15 @@ describe('Twilio media framing, both ways', () => {
     expect(twilioManifest.media).toBe(twilioMediaFraming.media);
   });
 });
+
+describe('twilio media audio frames', () => {
+  it('serialize only the view\'s own bytes and escape the stream id (the frame text is built by hand)', () => {
+    const backing = Uint8Array.from({ length: 400 }, (_, i) => (i * 37) & 0xff);
+    const frame = backing.subarray(17, 177);
+    const sid = 'MZ"odd\\id\n';
+    const [out] = twilioMediaFraming.serialize({ kind: 'audio', payload: frame }, { streamId: sid });
+    expect(out!.binary).toBe(false);
+    const payload = Buffer.from(frame).toString('base64');
+    expect(JSON.parse(out!.data as string)).toEqual({ event: 'media', streamSid: sid, media: { payload } });
+  });
+});
