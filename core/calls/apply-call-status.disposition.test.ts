@@ -76,3 +76,35 @@ describe('ApplyCallStatus: a call the voice session ended on an answering machin
     expect(heard).toEqual(['completed']);
   });
 });
+
+describe('ApplyCallStatus: the carrier\'s AMD verdict (docs/voicemail.md "The carrier\'s detection and ours")', () => {
+  const machineEndBeep = { verdict: 'machine' as const, source: 'carrier' as const, reason: 'answered_by=machine_end_beep', greetingEnded: { beep: true } };
+
+  it('tells onCarrierAmd listeners about a verdict on a live run, even when its status changes nothing; never for a final run or another call', async () => {
+    const runs = memoryRuns(run({ mode: 'outbound' }));
+    const listeners = new CallOutcomeListeners();
+    const told: Array<[number, string]> = [];
+    listeners.add({ onRunFinished: async () => undefined, onCarrierAmd: (r, amd) => void told.push([r.id, amd.reason]) });
+    listeners.add({ onRunFinished: async () => undefined, onCarrierAmd: () => { throw new Error('broken listener'); } });
+    const apply = new ApplyCallStatus(runs as unknown as RunRepository, listeners, { now: () => T0 }, silentLogger);
+    const r = await apply.execute('twilio', { kind: 'status', runId: 7, providerCallId: 'CA1', status: 'in_progress', amd: machineEndBeep }, 7);
+    expect(r.applied).toBe(false);
+    expect(told).toEqual([[7, 'answered_by=machine_end_beep']]);
+    await apply.execute('twilio', { kind: 'status', runId: 7, providerCallId: 'CA9', status: 'in_progress', amd: machineEndBeep }, 7);
+    expect(told).toHaveLength(1);
+    await apply.execute('twilio', { kind: 'status', runId: 7, status: 'completed', outcome: 'completed', durationSeconds: 9 }, 7);
+    await apply.execute('twilio', { kind: 'status', runId: 7, status: 'in_progress', amd: machineEndBeep }, 7);
+    expect(told).toHaveLength(1);
+  });
+
+  it('a carrier\'s voicemail outcome keeps the message the agent left (voicemail_left, not retried)', async () => {
+    const runs = memoryRuns(run({ campaignId: 2, attemptId: 3, disposition: 'voicemail_left', gatheredContext: { mapped_call_disposition: 'voicemail_left' } }));
+    const listeners = new CallOutcomeListeners();
+    const heard: string[] = [];
+    listeners.add({ onRunFinished: async (_run, outcome) => void heard.push(outcome) });
+    const apply = new ApplyCallStatus(runs as unknown as RunRepository, listeners, { now: () => T0 }, silentLogger);
+    await apply.execute('twilio', { kind: 'status', runId: 7, status: 'completed', outcome: 'voicemail', durationSeconds: 20 }, 7);
+    expect(runs.runs.get(7)).toMatchObject({ status: 'completed', disposition: 'voicemail_left' });
+    expect(heard).toEqual(['completed']);
+  });
+});

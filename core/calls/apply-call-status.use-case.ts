@@ -25,7 +25,7 @@ const outcomeOf = (event: NormalizedCallEvent & { kind: 'status' }): CallOutcome
  * `retry_on_voicemail` applies as it does to the carrier's own AMD (`voicemail_left` is a delivered message: not retried).
  */
 export const listenerOutcome = (outcome: CallOutcome, disposition: string | null): CallOutcome =>
-  outcome === 'completed' && disposition === 'voicemail' ? 'voicemail' : outcome;
+  outcome === 'completed' && disposition === 'voicemail' ? 'voicemail' : outcome === 'voicemail' && disposition === 'voicemail_left' ? 'completed' : outcome;
 
 /**
  * The one status path: HTTP callbacks, ARI events, the simulator and reconcilers all come here. Finds the
@@ -35,7 +35,13 @@ export const listenerOutcome = (outcome: CallOutcome, disposition: string | null
  *
  * Disposition on a final status: a connected call (`completed`) keeps the disposition the agent set, else
  * `completed`; a call that did not connect gets its outcome (`busy`, `no_answer`, `voicemail`, `failed`,
- * `canceled`); a disposition the event carries (Callplane's own decision, `agent_not_configured`) replaces both.
+ * `canceled`), except that a carrier's `voicemail` (its AMD) keeps a disposition the agent already set (the session
+ * left a message, `voicemail_left`, or hung up on the machine itself); a disposition the event carries
+ * (Callplane's own decision, `agent_not_configured`) replaces both.
+ *
+ * Carrier AMD (docs/voicemail.md): an event carrying `amd` for a run that is not final is first told to the
+ * listeners' `onCarrierAmd` (the voice module hands it to the run's live session), whether or not its status
+ * then moves the run.
  *
  * Another call's event is never applied (`provider_call_id_mismatch`, logged): an event naming a provider call id
  * other than the one the run recorded (nor naming it among its `callIds`), or one already recorded by another
@@ -75,6 +81,7 @@ export class ApplyCallStatus {
       return { applied: false, reason: 'run_not_found', run: null };
     }
     if (isAnotherCall(run, event.providerCallId, event.callIds)) return this.anotherCall(provider, run, event.providerCallId!);
+    if (event.amd && !isFinalRunStatus(run.status)) await this.tellCarrierAmd(run, event.amd);
     const final = isFinalRunStatus(event.status);
     const outcome = final ? outcomeOf(event) : null;
     // providers map their own final states; the run's final status follows from the outcome, one rule for all
@@ -84,7 +91,9 @@ export class ApplyCallStatus {
     if (providerCallId) update.providerCallId = providerCallId;
     if (final && outcome) {
       const agentSet = run.gatheredContext.mapped_call_disposition;
-      const disposition = event.disposition ?? (outcome === 'completed' ? (typeof agentSet === 'string' && agentSet ? agentSet : 'completed') : outcome);
+      // a machine the carrier reports on a call the agent already ended (`voicemail`, `voicemail_left`) keeps the agent's word
+      const agent = typeof agentSet === 'string' && agentSet ? agentSet : null;
+      const disposition = event.disposition ?? (outcome === 'completed' ? (agent ?? 'completed') : outcome === 'voicemail' && agent ? agent : outcome);
       update.disposition = disposition;
       update.gatheredContext = { mapped_call_disposition: disposition };
     }
@@ -131,6 +140,18 @@ export class ApplyCallStatus {
       await this.events?.publish({ type: 'call.started', organizationId: run.organizationId, run: result.run, pending: update.event });
     }
     return { applied: true, run: result.run, outcome };
+  }
+
+  /** The carrier's AMD verdict to the listeners (the run's live voice session, docs/voicemail.md); failures logged. */
+  private async tellCarrierAmd(run: Run, amd: NonNullable<(NormalizedCallEvent & { kind: 'status' })['amd']>): Promise<void> {
+    for (const l of this.listeners.all()) {
+      if (!l.onCarrierAmd) continue;
+      try {
+        await l.onCarrierAmd(run, amd);
+      } catch (e) {
+        this.log.error({ run_id: run.id, err: (e as Error)?.message }, 'carrier AMD listener failed');
+      }
+    }
   }
 
   private anotherCall(provider: string, run: Run, providerCallId: string): ApplyCallStatusResult {

@@ -21,6 +21,8 @@ export interface OutboundCallInput {
   /** The provider's idempotency key (ARI `channelId`): one per call attempt. Default `run-<run id>`. */
   attemptKey?: string;
   machineDetection: boolean;
+  /** The voice session acts on the carrier's AMD verdict (`PlaceCallRequest.asyncMachineDetection`). */
+  asyncMachineDetection?: boolean;
   ringTimeoutSeconds: number;
   /**
    * Runs once the run exists and before the provider is called; false stops there (nothing is dialed). The
@@ -79,6 +81,7 @@ export class PlaceOutboundCall {
         attemptKey: input.attemptKey ?? `run-${run.id}`, organizationId, runId: run.id, to: input.to, from: input.from,
         ...this.urls.forCall(configuration.provider, run.id),
         machineDetection: input.machineDetection, ringTimeoutSeconds: input.ringTimeoutSeconds,
+        ...(input.asyncMachineDetection ? { asyncMachineDetection: true } : {}),
       });
       return { kind: 'placed', run, providerCallId: placed.providerCallId, alreadyPlaced: placed.alreadyPlaced };
     } catch (e) {

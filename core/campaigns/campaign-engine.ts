@@ -179,13 +179,15 @@ export class CampaignEngine implements CallOutcomeListener {
     const campaign = await this.campaigns.get(organizationId, campaignId);
     if (!campaign || campaign.state !== 'running') return;
     let definitionId: number;
-    let machineDetection = false;
+    let amd = { machineDetection: false, asyncMachineDetection: false };
     try {
       const ready = await this.ensureWorkflow.execute(organizationId, campaign.workflowId);
       definitionId = ready.definition.id;
-      // the carrier's AMD only for an agent that hangs up on voicemail: every carrier's AMD here hangs up on a
-      // machine, so leave_message is left to the voice session's own detector (docs/voicemail.md)
-      machineDetection = voicemailSettingsOf(ready.workflow.workflowConfigurations)?.action === 'hangup';
+      // the carrier's AMD that hangs up on a machine only for an agent that hangs up on voicemail (leave_message
+      // needs the call up); a verdict without action (Twilio async AMD) for every agent that detects, which the
+      // voice session then acts on (docs/voicemail.md)
+      const voicemail = voicemailSettingsOf(ready.workflow.workflowConfigurations);
+      amd = { machineDetection: voicemail?.action === 'hangup', asyncMachineDetection: voicemail !== null };
     } catch (e) {
       if (!isWorkflowUnavailable(e)) throw e;
       const now = this.clock.now();
@@ -225,7 +227,7 @@ export class CampaignEngine implements CallOutcomeListener {
       }
       const claim: ClaimResult = await this.campaigns.claimNextContact(organizationId, campaignId, { now, leaseMs: this.options.leaseMs });
       if (claim.kind === 'claimed') {
-        this.track(this.place(claim.campaign, claim.contact, claim.attempt, configuration, definitionId, callerNumber, machineDetection));
+        this.track(this.place(claim.campaign, claim.contact, claim.attempt, configuration, definitionId, callerNumber, amd));
         continue;
       }
       if (claim.kind === 'none_due') {
@@ -278,7 +280,7 @@ export class CampaignEngine implements CallOutcomeListener {
 
   private async place(
     campaign: Campaign, contact: CampaignContact, attempt: ContactAttempt, configuration: TelephonyConfiguration, definitionId: number,
-    callerNumber: string | null, machineDetection: boolean,
+    callerNumber: string | null, amd: { machineDetection: boolean; asyncMachineDetection: boolean },
   ): Promise<void> {
     const org = campaign.organizationId;
     try {
@@ -296,7 +298,7 @@ export class CampaignEngine implements CallOutcomeListener {
           ...contact.context, phone_number: contact.phoneNumber, called_number: contact.phoneNumber, caller_number: callerNumber,
           campaign_id: campaign.id, attempt: attempt.attemptNumber,
         },
-        machineDetection, ringTimeoutSeconds: this.options.ringTimeoutSeconds,
+        ...amd, ringTimeoutSeconds: this.options.ringTimeoutSeconds,
         beforeDial: async (run) => (await this.campaigns.attachRun(org, attempt.id, { runId: run.id, now: this.clock.now() })) !== null,
       });
       if (result.kind === 'stopped') return;

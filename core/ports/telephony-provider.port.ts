@@ -1,6 +1,7 @@
 import type { CallerScript, SimulatedCallRequest } from './simulated-callers.port.js';
 import type { TransferTarget } from '../calls/transfer-target.js';
 import type { RunStatus } from '../runs/run.js';
+import type { AmdResult } from '../voice/amd/amd-result.js';
 import type { ProviderManifest } from '../telephony/provider-manifest.js';
 import type { Logger } from './logger.port.js';
 
@@ -26,8 +27,14 @@ export interface PlaceCallRequest {
   answerUrl: string;
   /** The media WebSocket for this call. */
   mediaUrl: string;
-  /** Ask the provider to detect answering machines. */
+  /** Ask the provider to detect answering machines (where it acts on a machine itself, it hangs up). */
   machineDetection: boolean;
+  /**
+   * The agent's voice session acts on answering-machine verdicts (`voicemail.detect`, docs/voicemail.md): where
+   * the carrier can report a verdict without acting on it (Twilio async AMD), ask for that, keep the call
+   * connected, and report the verdict to `statusCallbackUrl` (`NormalizedCallEvent.amd`). Absent: false.
+   */
+  asyncMachineDetection?: boolean;
   ringTimeoutSeconds: number;
 }
 
@@ -62,6 +69,12 @@ export type NormalizedCallEvent =
        * (`agent_not_configured`); replaces the outcome's. Providers never set it.
        */
       disposition?: string;
+      /**
+       * The carrier's answering-machine verdict this event carries (Twilio `AnsweredBy`, Telnyx
+       * `call.machine.*`), normalized: human/machine/unknown, and `greetingEnded` (with or without a beep) when
+       * the carrier says so. The one status path hands it to the run's live voice session (docs/voicemail.md).
+       */
+      amd?: AmdResult;
     }
   | { kind: 'ignored'; reason: string };
 

@@ -52,6 +52,7 @@ import type { VoiceSessionArtifacts, VoiceSessionOutcome, VoiceSessionSink } fro
 import { VOICE_DEFAULTS, type VoiceSettings } from './voice-settings.js';
 import { VoicemailGate, type VoicemailGateOptions } from './amd/voicemail-gate.js';
 import type { VoicemailPlan } from './amd/voicemail-policy.js';
+import type { AmdResult } from './amd/amd-result.js';
 
 export interface VoiceSessionOptions {
   /** Names marks and log lines (the call's id). */
@@ -640,6 +641,14 @@ export class VoiceSession {
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const w of waiters) w();
+  }
+
+  /**
+   * The carrier's answering-machine verdict for this call (docs/voicemail.md), routed from its status webhook:
+   * handed to the voicemail gate while it is undecided or waits for the greeting's end; ignored otherwise.
+   */
+  carrierAmd(result: AmdResult): void {
+    this.amd?.carrier(result);
   }
 
   // -------------------------------------------------------------------------------------------------------

@@ -5,7 +5,10 @@ import { SileroVoiceActivityDetectorFactory } from '../../adapters/vad/silero-va
 import { ApplyCallStatus } from '../../core/calls/apply-call-status.use-case.js';
 import { SimulatedCalls } from '../../core/calls/simulated-call.use-case.js';
 import { StartCallConversation } from '../../core/calls/start-call-conversation.use-case.js';
+import { CallOutcomeListeners } from '../../core/calls/call-outcome-listener.js';
+import { CarrierAmdRouter } from '../../core/voice/amd/carrier-amd-router.js';
 import { CallTransfer } from '../../core/ports/call-transfer.port.js';
+import { EventPublisher } from '../../core/ports/event-publisher.port.js';
 import { Clock } from '../../core/ports/clock.port.js';
 import { LanguageModelFactory } from '../../core/ports/language-model-factory.port.js';
 import { Logger } from '../../core/ports/logger.port.js';
@@ -39,6 +42,7 @@ const Ports = {
   logger: port<Logger>(Logger),
   vad: port<VoiceActivityDetectorFactory>(VoiceActivityDetectorFactory),
   transfer: port<CallTransfer>(CallTransfer),
+  events: port<EventPublisher>(EventPublisher),
   simulatedCallers: port<SimulatedCallers>(SimulatedCallers),
   routes: port<RouteDefinition[]>(HttpRoutesToken),
   lifecycle: port<Lifecycle>(LifecycleToken),
@@ -71,14 +75,26 @@ export function voiceModule(c: Container, settings: Settings): void {
     });
   }
   provide(c, PlayoutPacer, { deps: {}, init: () => new PlayoutPacer(systemTimers) });
+  // the carrier's answering-machine verdicts, from the one status path to the run's live session in this process
+  // (docs/voicemail.md: on another process the session's own detector decides)
+  provide(c, CarrierAmdRouter, {
+    deps: { listeners: CallOutcomeListeners },
+    init: (d) => {
+      const router = new CarrierAmdRouter();
+      d.listeners.add({ onRunFinished: async () => undefined, onCarrierAmd: (run, amd) => void router.deliver(run.id, amd) });
+      return router;
+    },
+  });
   provide(c, StartCallConversation, {
     deps: {
       runs: Ports.runs, workflows: Ports.workflows, models: Ports.models, speech: Ports.speech, vad: Ports.vad, pacer: PlayoutPacer,
-      clock: Ports.clock, store: Ports.store, applyStatus: ApplyCallStatus, transfer: Ports.transfer, logger: Ports.logger,
+      clock: Ports.clock, store: Ports.store, applyStatus: ApplyCallStatus, transfer: Ports.transfer, logger: Ports.logger, events: Ports.events,
+      carrierAmd: CarrierAmdRouter,
     },
-    optional: ['transfer'],
+    optional: ['transfer', 'events'],
     init: (d) => new StartCallConversation({
       ...d, timers: systemTimers, log: d.logger.child({ component: 'voice' }), ...(d.transfer ? { transfer: d.transfer } : {}),
+      ...(d.events ? { events: d.events } : {}),
     }),
   });
   provide(c, Ports.simulatedCallers, {

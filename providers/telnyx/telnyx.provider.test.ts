@@ -143,13 +143,21 @@ describe('TelnyxProvider (pure parts)', () => {
   it('hangs up a call a machine answered, once, and reports it as voicemail', async () => {
     hangups.length = 0;
     const body = fixture('status-machine');
-    expect(provider.parseStatusCallback(webhook(body))).toMatchObject({ status: 'completed', outcome: 'voicemail' });
+    expect(provider.parseStatusCallback(webhook(body))).toMatchObject({ status: 'completed', outcome: 'voicemail', amd: { verdict: 'machine', source: 'carrier' } });
     provider.parseStatusCallback(webhook(body)); // a retried webhook
     await new Promise((r) => setImmediate(r));
     expect(hangups).toEqual(['v3:u5OAKGEPT3Dx8SZSSDRWEMdNH2OripQhO']);
     provider.parseStatusCallback(webhook(fixture('status-human')));
     await new Promise((r) => setImmediate(r));
     expect(hangups).toHaveLength(1);
+  });
+
+  it('carries the AMD verdict and the greeting\'s end for the live session', () => {
+    expect(provider.parseStatusCallback(webhook(fixture('status-human')))).toMatchObject({ status: 'in_progress', amd: { verdict: 'human', source: 'carrier' } });
+    const machine = fixture('status-machine') as { data: { payload: Record<string, unknown> } };
+    const ended = (type: string, result: string) => provider.parseStatusCallback(webhook({ data: { ...machine.data, event_type: type, payload: { ...machine.data.payload, result } } }));
+    expect(ended('call.machine.greeting.ended', 'beep_detected')).toMatchObject({ kind: 'status', status: 'in_progress', amd: { verdict: 'machine', greetingEnded: { beep: true } } });
+    expect(ended('call.machine.premium.greeting.ended', 'ended')).toMatchObject({ amd: { verdict: 'machine', greetingEnded: { beep: false } } });
   });
 
   it('verifies the headers against the raw body it was given', () => {

@@ -215,12 +215,17 @@ export class TelnyxProvider implements TelephonyProvider {
       }
       if (type === 'call.machine.detection.ended' || type === 'call.machine.premium.detection.ended') {
         const result = trimmedString(payload.result) ?? 'unknown';
-        const verdict = telnyxAmdResult(type, result)!.verdict;
-        if (verdict === 'machine') {
+        const amd = telnyxAmdResult(type, result)!;
+        if (amd.verdict === 'machine') {
           if (callControlId) this.hangUpMachine(callControlId);
-          return { ...common, status: 'completed', outcome: 'voicemail', detail: `answered_by=${result}` };
+          return { ...common, status: 'completed', outcome: 'voicemail', detail: `answered_by=${result}`, amd };
         }
-        return { ...common, status: 'in_progress', detail: `answered_by=${result}` };
+        return { ...common, status: 'in_progress', detail: `answered_by=${result}`, amd };
+      }
+      if (type === 'call.machine.greeting.ended' || type === 'call.machine.premium.greeting.ended') {
+        // the machine's greeting is over (with or without a beep): news for a session waiting to leave a message
+        const result = trimmedString(payload.result) ?? 'unknown';
+        return { ...common, status: 'in_progress', detail: `greeting_ended=${result}`, amd: telnyxAmdResult(type, result)! };
       }
       return { kind: 'ignored', reason: `Telnyx event ${type} does not change the call status` };
     } catch {

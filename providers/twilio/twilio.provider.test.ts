@@ -113,8 +113,25 @@ describe('TwilioProvider (pure parts)', () => {
     expect(provider.parseStatusCallback(webhook(f.canceled))).toMatchObject({ outcome: 'canceled' });
     // The in-progress AMD verdict is kept as a detail; the outcome comes with the final callback.
     const machine = provider.parseStatusCallback(webhook(f.answeredMachine));
-    expect(machine).toMatchObject({ status: 'in_progress', detail: 'answered_by=machine_start' });
+    expect(machine).toMatchObject({ status: 'in_progress', detail: 'answered_by=machine_start', amd: { verdict: 'machine', source: 'carrier' } });
     expect(machine).not.toHaveProperty('outcome');
+    // a final status carries its verdict as the outcome, not as a live-session verdict
+    expect(provider.parseStatusCallback(webhook(f.completedMachine))).not.toHaveProperty('amd');
+  });
+
+  it('normalizes the async AMD callback (AsyncAmdStatusCallback: AnsweredBy, no CallStatus) into a verdict for the live session', () => {
+    const amd = (answeredBy: string, extra: Record<string, string> = {}) =>
+      provider.parseStatusCallback(webhook({ AccountSid: FIXTURE_ACCOUNT_SID, CallSid: 'CA42', AnsweredBy: answeredBy, MachineDetectionDuration: '4120', ...extra }));
+    expect(amd('machine_end_beep')).toEqual({
+      kind: 'status', runId: 7, providerCallId: 'CA42', status: 'in_progress', detail: 'answered_by=machine_end_beep',
+      amd: { verdict: 'machine', source: 'carrier', reason: 'answered_by=machine_end_beep after 4120 ms', greetingEnded: { beep: true } },
+    });
+    expect(amd('machine_end_silence')).toMatchObject({ amd: { verdict: 'machine', greetingEnded: { beep: false } } });
+    expect(amd('machine_start')).toMatchObject({ amd: { verdict: 'machine' } });
+    expect(amd('machine_start')).not.toHaveProperty('amd.greetingEnded');
+    expect(amd('human')).toMatchObject({ status: 'in_progress', amd: { verdict: 'human', source: 'carrier' } });
+    expect(amd('unknown')).toMatchObject({ amd: { verdict: 'unknown' } });
+    expect(amd('martian')).toEqual({ kind: 'ignored', reason: 'no CallStatus in the callback' });
   });
 
   it('ignores unknown or foreign payloads with a reason and never throws', () => {
@@ -223,6 +240,17 @@ describe('TwilioProvider against the fake Twilio API', () => {
     expect(second?.MachineDetection).toBeUndefined();
     expect(second?.Timeout).toBe('30');
     expect(noAmd.providerCallId).not.toBe(placed.providerCallId);
+  });
+
+  it('asks for async AMD to the run\'s status URL when the voice session acts on the verdict (hangup and leave_message alike)', async () => {
+    for (const machineDetection of [true, false]) {
+      await provider.placeCall({ ...request, machineDetection, asyncMachineDetection: true });
+      const form = fake.requests.filter((r) => r.path.endsWith('/Calls.json')).at(-1)?.form;
+      expect(form).toMatchObject({
+        Url: request.answerUrl, StatusCallback: request.statusCallbackUrl, MachineDetection: 'DetectMessageEnd', AsyncAmd: 'true',
+        AsyncAmdStatusCallback: request.statusCallbackUrl, AsyncAmdStatusCallbackMethod: 'POST',
+      });
+    }
   });
 
   it('refuses a call without a caller number and surfaces Twilio refusals as ProviderApiError', async () => {

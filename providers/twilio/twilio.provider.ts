@@ -24,7 +24,7 @@ import type {
 import type { TwilioClient } from './twilio.client.js';
 import { verifyTwilioRequest, type TwilioParams } from './twilio-signature.js';
 import { twilioManifest } from './twilio.manifest.js';
-import { isMachineAnswer, mapTwilioStatus } from './twilio.status-map.js';
+import { isMachineAnswer, mapTwilioStatus, twilioAmdResult } from './twilio.status-map.js';
 import { TWIML_CONTENT_TYPE, connectStreamTwiml, dialTwiml, hangupTwiml, politeHangupTwiml } from './twilio.twiml.js';
 import type { TransferTarget } from '../../core/calls/transfer-target.js';
 import type { TransferOptions, TransferResult } from '../../core/ports/telephony-provider.port.js';
@@ -61,7 +61,11 @@ export class TwilioProvider implements TelephonyProvider {
       statusCallback: request.statusCallbackUrl,
       statusCallbackEvents: ['initiated', 'ringing', 'answered', 'completed'],
       statusCallbackMethod: 'POST',
-      ...(request.machineDetection ? { machineDetection: 'Enable' as const } : {}),
+      // the agent's session acts on the verdict (docs/voicemail.md): async AMD to the status URL, the call stays
+      // connected and the greeting's end (beep or silence) is reported; else the answer URL hangs up on a machine
+      ...(request.asyncMachineDetection
+        ? { machineDetection: 'DetectMessageEnd' as const, asyncAmd: true, asyncAmdStatusCallback: request.statusCallbackUrl }
+        : request.machineDetection ? { machineDetection: 'Enable' as const } : {}),
       timeoutSeconds: clampRingSeconds(request.ringTimeoutSeconds, MIN_RING_SECONDS, MAX_RING_SECONDS),
     });
     // Twilio has no idempotency key for call creation: each accepted request is a new call.
@@ -166,8 +170,13 @@ export class TwilioProvider implements TelephonyProvider {
       const callStatus = lastParam(body.CallStatus);
       const callSid = lastParam(body.CallSid);
       if (!callStatus && lastParam(body.StreamEvent)) return this.parseStreamEvent(body, request.runId);
-      if (!callStatus) return { kind: 'ignored', reason: 'no CallStatus in the callback' };
       const answeredBy = lastParam(body.AnsweredBy);
+      // the async AMD callback (AsyncAmdStatusCallback): a verdict on an answered call, no CallStatus
+      const amd = twilioAmdResult(answeredBy, lastParam(body.MachineDetectionDuration));
+      if (!callStatus && amd) {
+        return dropUndefined({ kind: 'status' as const, runId: request.runId, providerCallId: callSid, status: 'in_progress' as const, amd, detail: `answered_by=${answeredBy}` });
+      }
+      if (!callStatus) return { kind: 'ignored', reason: 'no CallStatus in the callback' };
       const mapped = mapTwilioStatus(callStatus, answeredBy);
       if (!mapped) return { kind: 'ignored', reason: `unknown Twilio CallStatus "${callStatus}"` };
       const duration = lastParam(body.CallDuration);
@@ -187,6 +196,8 @@ export class TwilioProvider implements TelephonyProvider {
         durationSeconds: mapped.outcome && duration && /^\d+$/.test(duration) ? Number(duration) : undefined,
         at,
         detail: details.length > 0 ? details.join(' ') : undefined,
+        // a verdict on a live call reaches its session too; on a final status it is the outcome (voicemail)
+        amd: mapped.outcome ? undefined : amd ?? undefined,
       });
     } catch {
       return { kind: 'ignored', reason: 'unreadable Twilio callback' };

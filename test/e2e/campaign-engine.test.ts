@@ -203,6 +203,8 @@ describe('campaign engine', () => {
     workflowId = leaving.workflow.id;
     await start(await create([SIX[0]!]));
     expect(provider.placed.map((p) => p.machineDetection)).toEqual([false, true, false]);
+    // a verdict without action (Twilio async AMD) for every agent that detects: the voice session acts on it
+    expect(provider.placed.map((p) => p.asyncMachineDetection ?? false)).toEqual([false, true, true]);
   });
 
   it('dials every contact, retries busy and no-answer after their delay, and counts exactly', async () => {
