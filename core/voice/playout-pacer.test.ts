@@ -112,4 +112,40 @@ describe('PlayoutPacer', () => {
     expect(channel.sent.length).toBe(sentBefore);
     expect(playout.busy).toBe(false);
   });
+
+  it('a tick does not revisit segments already sent and played: its work does not grow with the call', async () => {
+    const timeline = new VirtualTimeline();
+    const pacer = new PlayoutPacer(timeline);
+    const channel = new MemoryMediaChannel(timeline);
+    const playout = wire(pacer, channel, 'c');
+    const old = [];
+    for (let i = 0; i < 300; i++) {
+      const s = playout.begin({ text: `Sentence ${i}.`, nodeId: 'n' });
+      playout.write(s, speechAudio(MULAW_8K, 20));
+      playout.end(s);
+      old.push(s);
+    }
+    await timeline.advance(7000);
+    expect(old.every((s) => s.played)).toBe(true);
+    // count every read of the old segments' state from here on
+    let reads = 0;
+    for (const s of old) {
+      for (const key of ['marked', 'played', 'closed', 'mark'] as const) {
+        let value = s[key];
+        Object.defineProperty(s, key, {
+          get: () => (reads++, value),
+          set: (v) => (value = v),
+        });
+      }
+    }
+    const next = playout.begin({ text: 'A long answer.', nodeId: 'n' });
+    playout.write(next, speechAudio(MULAW_8K, 3000));
+    playout.end(next);
+    await timeline.advance(4000);
+    expect(next.played).toBe(true);
+    expect(playout.busy).toBe(false);
+    expect(reads).toBe(0);
+    // a clear still reports every segment since the last one
+    expect(playout.clear(timeline.now())).toHaveLength(301);
+  });
 });

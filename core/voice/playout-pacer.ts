@@ -123,7 +123,15 @@ export class PlayoutPacer {
 }
 
 export class Playout {
+  /** Every segment since the last clear, in order (a clear reports each). */
   private segments: Segment[] = [];
+  /**
+   * Index of the first segment not yet marked (segments are marked in order): a tick starts here, so its work
+   * is the frames it sends, not the call's history.
+   */
+  private sendFrom = 0;
+  /** Index of the first segment not yet played (everything before it has played). */
+  private playFrom = 0;
   private readonly queues = new Map<Segment, Uint8Array[]>();
   private readonly remainders = new Map<Segment, Uint8Array>();
   private playEndMs = -Infinity;
@@ -175,7 +183,8 @@ export class Playout {
       this.remainders.delete(segment);
     }
     const whole = bytes.length - (bytes.length % this.frameBytes);
-    for (let at = 0; at < whole; at += this.frameBytes) queue.push(bytes.slice(at, at + this.frameBytes));
+    // views, not copies: `audio` is the converter's fresh output (or joined above) and is never written again
+    for (let at = 0; at < whole; at += this.frameBytes) queue.push(bytes.subarray(at, at + this.frameBytes));
     if (whole < bytes.length) this.remainders.set(segment, bytes.slice(whole));
     this.pacer.wake(this);
   }
@@ -197,12 +206,13 @@ export class Playout {
 
   /** Whether frames or marks are waiting to be sent. */
   get hasWork(): boolean {
-    return this.segments.some((s) => !s.marked);
+    return this.sendFrom < this.segments.length;
   }
 
   /** Whether anything queued or sent has yet to be heard. */
   get busy(): boolean {
-    return this.segments.some((s) => !s.played);
+    while (this.playFrom < this.segments.length && this.segments[this.playFrom]!.played) this.playFrom++;
+    return this.playFrom < this.segments.length;
   }
 
   /** How far sent audio runs ahead of `now` (ms). */
@@ -212,8 +222,9 @@ export class Playout {
 
   /** @internal the pacer's tick: send frames until `aheadMs` is buffered, marks as segments complete. */
   pump(now: number): void {
-    for (const segment of this.segments) {
-      if (segment.marked) continue;
+    const segments = this.segments; // a listener or the sink may clear (a new array): stop then
+    while (this.sendFrom < segments.length) {
+      const segment = segments[this.sendFrom]!;
       const queue = this.queues.get(segment)!;
       while (queue.length > 0) {
         const startAt = Math.max(this.playEndMs, now);
@@ -222,27 +233,39 @@ export class Playout {
         if (segment.startPlayMs === undefined) {
           segment.startPlayMs = startAt;
           for (const l of this.firstFrameListeners) l(segment, now);
+          if (this.segments !== segments) return;
         }
         this.playEndMs = startAt + FRAME_MS;
         segment.sentMs += FRAME_MS;
         this.sink.sendFrame(frame, startAt);
+        if (this.segments !== segments) return;
       }
       if (!segment.closed) return; // more audio of this segment is coming: later segments wait
       segment.marked = true;
+      this.queues.delete(segment);
+      this.sendFrom++;
       if (segment.sentMs === 0) {
         this.markPlayed(segment); // nothing to hear: "played" at once
       } else {
         this.sink.sendMark(segment.mark);
       }
+      if (this.segments !== segments) return;
     }
   }
 
+
   /** The channel's mark report. */
   markReported(name: string, played: boolean): void {
-    const segment = this.segments.find((s) => s.mark === name);
-    if (!segment || !played) return;
+    if (!played || !this.busy) return;
+    // Segments before playFrom have played already; an echo of one of them changes nothing.
+    let at = this.playFrom;
+    while (at < this.segments.length && this.segments[at]!.mark !== name) at++;
+    const segment = this.segments[at];
+    if (!segment) return;
     // Playback is in order: a mark played means every earlier segment played too.
-    for (const s of this.segments) {
+    const segments = this.segments;
+    for (let k = this.playFrom; k <= at && this.segments === segments; k++) {
+      const s = segments[k]!;
       if (s.played) continue;
       if (!s.marked) break;
       this.markPlayed(s);
@@ -257,6 +280,8 @@ export class Playout {
   clear(now: number): HeardSegment[] {
     const heard = this.segments.map((segment) => heardOf(segment, now));
     this.segments = [];
+    this.sendFrom = 0;
+    this.playFrom = 0;
     this.queues.clear();
     this.remainders.clear();
     this.playEndMs = -Infinity;
@@ -269,6 +294,8 @@ export class Playout {
   close(): void {
     this.closedForGood = true;
     this.segments = [];
+    this.sendFrom = 0;
+    this.playFrom = 0;
     this.queues.clear();
     this.remainders.clear();
     this.pacer.forget(this);
