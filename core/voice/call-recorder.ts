@@ -10,7 +10,7 @@
  * So a caller frame that arrives at t (covering t-20..t) and agent audio playing from t-20 land on the same
  * samples. Pure; holds both legs in memory (8 kHz × 2 bytes × 2 legs = 32 kB per second of call).
  */
-import { encodePcmWav, interleaveStereo } from './wav.js';
+import { encodeStereoPcmWav } from './wav.js';
 
 export const RECORDING_SAMPLE_RATE = 8000;
 
@@ -106,6 +106,6 @@ export class CallRecorder {
 
   /** The stereo WAV file (left caller, right agent; the shorter leg padded with silence). */
   wav(): Uint8Array {
-    return encodePcmWav(interleaveStereo(this.caller.view(), this.agent.view()), RECORDING_SAMPLE_RATE, 2);
+    return encodeStereoPcmWav(this.caller.view(), this.agent.view(), RECORDING_SAMPLE_RATE);
   }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { mulawEncode } from './g711.js';
 import {
-  MULAW_WAV_HEADER_BYTES, PCM_WAV_HEADER_BYTES, encodePcmWav, interleaveStereo, mulawWavHeader, pcmWavHeader, readWav, wavPadding,
+  MULAW_WAV_HEADER_BYTES, PCM_WAV_HEADER_BYTES, encodePcmWav, encodeStereoPcmWav, interleaveStereo, pcmToBytes, mulawWavHeader, pcmWavHeader, readWav, wavPadding,
 } from './wav.js';
 import { mulawWavHeader as mediaHeader } from '../calls/media-wav.js';
 
@@ -57,5 +57,31 @@ describe('readWav', () => {
     expect(() => readWav(new Uint8Array(10))).toThrow(RangeError);
     expect(() => readWav(pcm.subarray(0, 46))).toThrow(/truncated/);
     expect(() => readWav(pcm.subarray(0, 36))).toThrow(/no data/);
+  });
+});
+
+describe('PCM WAV writer, block copies', () => {
+  const left = Int16Array.from({ length: 1001 }, (_, i) => ((i * 7919) % 65536) - 32768);
+  const right = Int16Array.from({ length: 640 }, (_, i) => (i % 2 ? -1 : 1) * (i * 51));
+
+  it('writes samples little-endian byte by byte, whatever the view', () => {
+    const backing = new Int16Array(2000);
+    backing.set(left, 3);
+    const view = backing.subarray(3, 3 + left.length);
+    const bytes = pcmToBytes(view);
+    for (let i = 0; i < view.length; i++) {
+      expect(bytes[2 * i]).toBe(view[i]! & 0xff);
+      expect(bytes[2 * i + 1]).toBe((view[i]! >> 8) & 0xff);
+    }
+    const file = encodePcmWav(view, 8000);
+    expect(Array.from(file.subarray(PCM_WAV_HEADER_BYTES))).toEqual(Array.from(bytes));
+    expect(Array.from(readWav(file).samples)).toEqual(Array.from(view));
+  });
+
+  it('encodeStereoPcmWav gives the bytes of interleaving then encoding, either leg the longer', () => {
+    for (const [a, b] of [[left, right], [right, left], [new Int16Array(0), right]] as const) {
+      const want = encodePcmWav(interleaveStereo(a, b), 8000, 2);
+      expect(Buffer.from(encodeStereoPcmWav(a, b, 8000)).equals(Buffer.from(want))).toBe(true);
+    }
   });
 });

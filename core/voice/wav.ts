@@ -92,21 +92,50 @@ export function interleaveStereo(left: Int16Array, right: Int16Array): Int16Arra
   return out;
 }
 
+/** Whether this platform stores an Int16Array little-endian (WAV's order), so samples copy as they are. */
+const LITTLE_ENDIAN = new Uint8Array(Int16Array.of(1).buffer)[0] === 1;
+
+/** Writes `pcm` little-endian into `bytes` from byte `offset` (even), one block copy where the platform allows. */
+function writeLe16(bytes: Uint8Array, offset: number, pcm: Int16Array): void {
+  if (LITTLE_ENDIAN && (bytes.byteOffset + offset) % 2 === 0) {
+    new Int16Array(bytes.buffer, bytes.byteOffset + offset, pcm.length).set(pcm);
+    return;
+  }
+  const v = new DataView(bytes.buffer, bytes.byteOffset + offset, pcm.length * 2);
+  for (let i = 0; i < pcm.length; i++) v.setInt16(2 * i, pcm[i], true);
+}
+
 /** 16-bit samples as little-endian bytes (a copy, whatever the platform's byte order). */
 export function pcmToBytes(pcm: Int16Array): Uint8Array {
   const bytes = new Uint8Array(pcm.length * 2);
-  const v = new DataView(bytes.buffer);
-  for (let i = 0; i < pcm.length; i++) v.setInt16(2 * i, pcm[i], true);
+  writeLe16(bytes, 0, pcm);
   return bytes;
 }
 
 /** A whole 16-bit PCM WAV file of interleaved `pcm` (`channels` 1, or 2 from `interleaveStereo`). */
 export function encodePcmWav(pcm: Int16Array, sampleRate: number, channels = 1): Uint8Array {
   if (pcm.length % channels !== 0) throw new RangeError(`${pcm.length} samples do not make whole ${channels}-channel frames`);
-  const data = pcmToBytes(pcm);
-  const file = new Uint8Array(PCM_WAV_HEADER_BYTES + data.length);
-  file.set(pcmWavHeader(data.length, sampleRate, channels), 0);
-  file.set(data, PCM_WAV_HEADER_BYTES);
+  const file = new Uint8Array(PCM_WAV_HEADER_BYTES + pcm.length * 2);
+  file.set(pcmWavHeader(pcm.length * 2, sampleRate, channels), 0);
+  writeLe16(file, PCM_WAV_HEADER_BYTES, pcm);
+  return file;
+}
+
+/**
+ * The stereo WAV file of two legs (left, right), interleaved straight into the file (the same bytes as
+ * `encodePcmWav(interleaveStereo(left, right), …, 2)` without the two intermediate copies).
+ */
+export function encodeStereoPcmWav(left: Int16Array, right: Int16Array, sampleRate: number): Uint8Array {
+  const frames = Math.max(left.length, right.length);
+  const file = new Uint8Array(PCM_WAV_HEADER_BYTES + frames * 4);
+  file.set(pcmWavHeader(frames * 4, sampleRate, 2), 0);
+  if (LITTLE_ENDIAN) {
+    const out = new Int16Array(file.buffer, PCM_WAV_HEADER_BYTES, frames * 2);
+    for (let i = 0; i < left.length; i++) out[2 * i] = left[i]!;
+    for (let i = 0; i < right.length; i++) out[2 * i + 1] = right[i]!;
+  } else {
+    writeLe16(file, PCM_WAV_HEADER_BYTES, interleaveStereo(left, right));
+  }
   return file;
 }
 
