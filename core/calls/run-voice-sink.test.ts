@@ -2,6 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { silentLogger } from '../ports/logger.port.js';
 import type { ConversationRecord } from '../ports/conversation-record.port.js';
 import type { RunStatusUpdate } from '../ports/run.repository.port.js';
+import type { OutboundEvent } from '../ports/event-publisher.port.js';
+import type { Run } from '../runs/run.js';
 import type { TransferCallRequest } from '../ports/call-transfer.port.js';
 import type { VoiceSessionArtifacts } from '../voice/voice-session-sink.js';
 import { callRecordingKeyOf, RunVoiceSink, transcriptKeyOf } from './run-voice-sink.js';
@@ -121,5 +123,38 @@ describe('RunVoiceSink', () => {
     const f = fakes();
     f.deps.transfer.transfer = async (r) => ({ disposition: 'transfer_failed' as const, to: r.to, reason: 'target_rejected' }) as never;
     expect(await new RunVoiceSink(RUN, f.deps).onEnded(record({ disposition: 'transferred', transfer: { to: '+15551234567', valid: true } }), artifacts())).toEqual({ handedOver: false });
+  });
+
+  it('publishes call.analyzed once the run took the conversation record, with the marker stored by that same write and the run with its artifacts', async () => {
+    const f = fakes();
+    const events: OutboundEvent[] = [];
+    const run = { id: 42, organizationId: 7, gatheredContext: { will_attend: true }, transcriptKey: null } as unknown as Run;
+    f.deps.runs.applyStatus = async (_o: number, _r: number, update: RunStatusUpdate) => {
+      f.statuses.push(update);
+      return { applied: true, run: run as unknown as null };
+    };
+    f.deps.runs.attachArtifacts = async (_o: number, _r: number, patch: Record<string, unknown>) => {
+      f.attached.push(patch);
+      return { ...run, transcriptKey: patch.transcriptKey ?? null } as unknown as null;
+    };
+    const deps = { ...f.deps, events: { publish: async (e: OutboundEvent) => { events.push(e); } } };
+    await new RunVoiceSink(RUN, deps).onEnded(record(), artifacts());
+    const marker = { key: 'run:42:call.analyzed', type: 'call.analyzed', at: NOW };
+    expect(f.statuses[0]).toMatchObject({ conversation: true, event: marker });
+    expect(events).toEqual([{ type: 'call.analyzed', organizationId: 7, run: { ...run, transcriptKey: transcriptKeyOf(RUN) }, pending: marker }]);
+  });
+
+  it('publishes nothing when the run already had its conversation record, or without webhooks', async () => {
+    const f = fakes();
+    const events: OutboundEvent[] = [];
+    f.deps.runs.applyStatus = async (_o: number, _r: number, update: RunStatusUpdate) => {
+      f.statuses.push(update);
+      return { applied: false, run: { id: 42 } as unknown as null };
+    };
+    await new RunVoiceSink(RUN, { ...f.deps, events: { publish: async (e: OutboundEvent) => { events.push(e); } } }).onEnded(record(), artifacts());
+    expect(events).toEqual([]);
+    const g = fakes();
+    await new RunVoiceSink(RUN, g.deps).onEnded(record(), artifacts());
+    expect(g.statuses[0]).not.toHaveProperty('event');
   });
 });

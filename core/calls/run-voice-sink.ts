@@ -14,10 +14,16 @@
  * per agent reply and `conversation_ended`; last, an endCall with `transfer_to` hands the
  * caller over through `CallTransfer` (answering `handedOver` when the carrier accepted, so the line stays up). Each step failing is logged and the next still runs (the call must hang
  * up). Idempotent: the same keys are overwritten, equal log entries are not repeated.
+ *
+ * Customer webhooks (docs/webhooks.md): when the run takes the conversation record (the extraction landed), the
+ * same write stores a `call.analyzed` marker, and once the artifacts are attached the event is published with
+ * the run as it then is (`gathered_context`, transcript and recording links); a record the run already had
+ * publishes nothing, and a crash before the publish leaves the marker for the webhook sweep.
  */
 import type { CallTransfer } from '../ports/call-transfer.port.js';
 import type { Clock } from '../ports/clock.port.js';
 import type { ConversationRecord } from '../ports/conversation-record.port.js';
+import { runEventKey, type EventPublisher, type PendingEvent } from '../ports/event-publisher.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { ObjectStore } from '../ports/object-store.port.js';
 import type { RunRepository } from '../ports/run.repository.port.js';
@@ -47,6 +53,8 @@ export interface RunVoiceSinkDeps {
   log: Logger;
   /** Hands a call over at an endCall node with `transfer_to`; absent: no transfers (logged). */
   transfer?: CallTransfer;
+  /** Customer webhooks (`call.analyzed`); absent: nothing is published. */
+  events?: EventPublisher;
 }
 
 export class RunVoiceSink implements VoiceSessionSink {
@@ -70,15 +78,21 @@ export class RunVoiceSink implements VoiceSessionSink {
     // final run takes no more context; the artifacts and log entries can still be attached after it
     const tokens = record.usage.prompt_tokens + record.usage.completion_tokens;
     const disposition = artifacts.outcome.reason === 'failed' ? 'failed' : record.disposition ?? artifacts.outcome.disposition;
-    await step('disposition', () => this.deps.runs.applyStatus(organizationId, id, {
-      status: 'in_progress',
-      // the conversation record: a run takes it once, even when the carrier's final status came first
-      conversation: true,
-      disposition,
-      gatheredContext: { ...record.gathered_context, mapped_call_disposition: disposition },
-      costInfo: { service_token_usage: tokens },
-      at: now,
-    }));
+    const analyzedEvent: PendingEvent | null = this.deps.events ? { key: runEventKey(id, 'call.analyzed'), type: 'call.analyzed', at: now } : null;
+    let analyzed: Run | null = null;
+    await step('disposition', async () => {
+      const r = await this.deps.runs.applyStatus(organizationId, id, {
+        status: 'in_progress',
+        // the conversation record: a run takes it once, even when the carrier's final status came first
+        conversation: true,
+        disposition,
+        gatheredContext: { ...record.gathered_context, mapped_call_disposition: disposition },
+        costInfo: { service_token_usage: tokens },
+        at: now,
+        ...(analyzedEvent ? { event: analyzedEvent } : {}),
+      });
+      if (r.applied && r.run) analyzed = r.run;
+    });
     let transcriptKey: string | undefined;
     let recordingKey: string | undefined;
     await step('transcript', async () => {
@@ -94,12 +108,19 @@ export class RunVoiceSink implements VoiceSessionSink {
       end_reason: artifacts.outcome.reason,
       entries: artifacts.latency.map((l, i) => ({ turn: i + 1, ...l })),
     };
-    await step('artifacts', () => this.deps.runs.attachArtifacts(organizationId, id, {
-      ...(transcriptKey ? { transcriptKey } : {}),
-      ...(recordingKey ? { recordingKey } : {}),
-      annotations: { voice_metrics: metrics },
-      now,
-    }));
+    await step('artifacts', async () => {
+      const withArtifacts = await this.deps.runs.attachArtifacts(organizationId, id, {
+        ...(transcriptKey ? { transcriptKey } : {}),
+        ...(recordingKey ? { recordingKey } : {}),
+        annotations: { voice_metrics: metrics },
+        now,
+      });
+      if (analyzed && withArtifacts) analyzed = withArtifacts;
+    });
+    const analyzedRun = analyzed as Run | null;
+    if (analyzedRun && analyzedEvent) {
+      await this.deps.events!.publish({ type: 'call.analyzed', organizationId, run: analyzedRun, pending: analyzedEvent });
+    }
     const ended = {
       ts: now.toISOString(),
       event: 'conversation_ended',
