@@ -10,7 +10,9 @@
  *   `workflow_configurations`, and a `RunVoiceSink` that persists every ending before the hang-up;
  * - an outbound call whose agent has `voicemail.detect` runs answering-machine detection first (docs/voicemail.md):
  *   the session's greeting waits for the decision; the agent's own model judges a greeting the heuristics are
- *   unsure of; the message is rendered with the same context as the agent's templates;
+ *   unsure of; the message is rendered with the same context as the agent's templates; the carrier's verdict
+ *   (`carrierAmd`, from the status webhook) reaches the session while it lives: the first verdict decides, and
+ *   the carrier's "greeting ended" releases a waiting message;
  * - it does not, on a real carrier: the caller hears a short notice (`noticeTonesMulaw`), the run ends `failed`
  *   with disposition `agent_not_configured` through the one status path, then the call is hung up;
  * - it does not, on the simulator: nothing (the simulator runs such calls as timers, API.md 8);
@@ -41,6 +43,7 @@ import { voiceSettingsFrom, type VoiceSettings } from '../voice/voice-settings.j
 import { canTalk, type WorkflowConfigurations } from '../workflows/workflow-configurations.js';
 import { renderTemplate, templateContextOf } from '../conversation/template.js';
 import { voicemailSettingsOf } from '../voice/amd/amd-result.js';
+import type { CarrierAmdRouter } from '../voice/amd/carrier-amd-router.js';
 import { WorkflowGraph } from '../workflows/workflow-graph.js';
 import { RunVoiceSink } from './run-voice-sink.js';
 
@@ -62,6 +65,8 @@ export interface StartCallConversationDeps {
   transfer?: CallTransfer;
   /** Customer webhooks: the run's sink publishes `call.analyzed` (docs/webhooks.md); absent: nothing is published. */
   events?: EventPublisher;
+  /** Where the carrier's answering-machine verdicts for a run arrive from the status path (docs/voicemail.md); absent: ours only. */
+  carrierAmd?: CarrierAmdRouter;
   log: Logger;
   /** Overrides of the voice settings for every call (tests, benchmarks: shorter endpointing). */
   settings?: Partial<VoiceSettings>;
@@ -132,6 +137,11 @@ export class StartCallConversation {
         } : {}),
       });
       session.start();
+      if (voicemail && this.deps.carrierAmd) {
+        // the carrier's verdict (Twilio async AMD, Telnyx), from the status webhook, while the session lives
+        const off = this.deps.carrierAmd.register(run.id, (result) => session.carrierAmd(result));
+        void session.ended.then(off, off);
+      }
       log.info({ workflow_id: run.workflowId, definition_id: run.definitionId }, 'the call talks');
       return { kind: 'talking', session };
     } catch (e) {

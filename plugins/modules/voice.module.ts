@@ -5,6 +5,8 @@ import { SileroVoiceActivityDetectorFactory } from '../../adapters/vad/silero-va
 import { ApplyCallStatus } from '../../core/calls/apply-call-status.use-case.js';
 import { SimulatedCalls } from '../../core/calls/simulated-call.use-case.js';
 import { StartCallConversation } from '../../core/calls/start-call-conversation.use-case.js';
+import { CallOutcomeListeners } from '../../core/calls/call-outcome-listener.js';
+import { CarrierAmdRouter } from '../../core/voice/amd/carrier-amd-router.js';
 import { CallTransfer } from '../../core/ports/call-transfer.port.js';
 import { EventPublisher } from '../../core/ports/event-publisher.port.js';
 import { Clock } from '../../core/ports/clock.port.js';
@@ -73,10 +75,21 @@ export function voiceModule(c: Container, settings: Settings): void {
     });
   }
   provide(c, PlayoutPacer, { deps: {}, init: () => new PlayoutPacer(systemTimers) });
+  // the carrier's answering-machine verdicts, from the one status path to the run's live session in this process
+  // (docs/voicemail.md: on another process the session's own detector decides)
+  provide(c, CarrierAmdRouter, {
+    deps: { listeners: CallOutcomeListeners },
+    init: (d) => {
+      const router = new CarrierAmdRouter();
+      d.listeners.add({ onRunFinished: async () => undefined, onCarrierAmd: (run, amd) => void router.deliver(run.id, amd) });
+      return router;
+    },
+  });
   provide(c, StartCallConversation, {
     deps: {
       runs: Ports.runs, workflows: Ports.workflows, models: Ports.models, speech: Ports.speech, vad: Ports.vad, pacer: PlayoutPacer,
       clock: Ports.clock, store: Ports.store, applyStatus: ApplyCallStatus, transfer: Ports.transfer, logger: Ports.logger, events: Ports.events,
+      carrierAmd: CarrierAmdRouter,
     },
     optional: ['transfer', 'events'],
     init: (d) => new StartCallConversation({
