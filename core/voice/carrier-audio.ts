@@ -21,9 +21,14 @@ export interface AudioConverter {
 
 const IDENTITY: AudioConverter = Object.freeze({ convert: (b: Uint8Array) => b, reset: () => undefined });
 
-/** Little-endian 16-bit samples of `bytes` (an odd last byte is dropped), whatever their alignment. */
+/** Whether this platform stores an Int16Array little-endian (L16's order): then samples copy as one block. */
+const LITTLE_ENDIAN = new Uint8Array(Int16Array.of(1).buffer)[0] === 1;
+
+/** Little-endian 16-bit samples of `bytes` (an odd last byte is dropped), whatever their alignment. A copy. */
 export function l16Samples(bytes: Uint8Array): Int16Array {
   const n = bytes.length >> 1;
+  // one native copy into a fresh aligned buffer (TypedArray slice: a Node Buffer's own slice is a view)
+  if (LITTLE_ENDIAN) return new Int16Array(Uint8Array.prototype.slice.call(bytes, 0, 2 * n).buffer);
   const out = new Int16Array(n);
   for (let i = 0; i < n; i++) {
     const v = bytes[2 * i]! | (bytes[2 * i + 1]! << 8);
@@ -32,8 +37,9 @@ export function l16Samples(bytes: Uint8Array): Int16Array {
   return out;
 }
 
-/** 16-bit samples as little-endian bytes. */
+/** 16-bit samples as little-endian bytes (a copy). */
 export function l16Bytes(pcm: Int16Array): Uint8Array {
+  if (LITTLE_ENDIAN) return new Uint8Array(pcm.slice().buffer);
   const out = new Uint8Array(pcm.length * 2);
   for (let i = 0; i < pcm.length; i++) {
     const v = pcm[i]!;
