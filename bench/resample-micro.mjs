@@ -1,5 +1,6 @@
 // Micro-benchmark of the stateful resampler (core/voice/resample.ts) on the rate pairs of the voice path:
-// 24k→8k (OpenAI TTS PCM → μ-law 8 kHz), 16k→8k and 8k→16k (Vonage L16). Per pair: µs of CPU per 20 ms of
+// 24k→8k (OpenAI TTS PCM → μ-law 8 kHz), 16k→8k and 8k→16k (Vonage L16). Per pair: µs of CPU (process.cpuUsage,
+// so time spent waiting for a core on a loaded machine is not counted) per 20 ms of
 // output audio, fed in 20 ms chunks and in 100 ms chunks (the sizes TTS streams arrive in), median of 7 rounds
 // of 10 s of audio each. Not part of `npm run bench`: `node bench/resample-micro.mjs` after `npm run build`
 // (BENCH_DIST=<dir> reads another build).
@@ -17,9 +18,10 @@ for (const [from, to] of [[24000, 8000], [16000, 8000], [8000, 16000]]) {
     const times = [];
     for (let round = 0; round < 7; round++) {
       const r = createResampler(from, to);
-      const t = process.hrtime.bigint();
+      const t = process.cpuUsage();
       for (let at = 0; at < input.length; at += chunk) r.process(input.subarray(at, at + chunk));
-      times.push(Number(process.hrtime.bigint() - t) / 1000);
+      const u = process.cpuUsage(t);
+      times.push(u.user + u.system);
     }
     times.sort((a, b) => a - b);
     const perFrameUs = times[3] / ((SECONDS * 1000) / 20);

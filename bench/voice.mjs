@@ -8,6 +8,7 @@
 // barge-in: first voiced frame of its speech → the `clear`. Reference, same run: what the fakes and the VAD need
 // by configuration, measured where they are (the VAD's silence hangover + the fake's own STT, first-token and
 // first-audio times); platform overhead = ours − reference. `node bench/voice.mjs` after `npm run build`.
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
@@ -141,7 +142,6 @@ async function main() {
   const { computeTwilioSignature } = await dist('providers/twilio/twilio-signature.js');
   const { exampleWorkflowDefinition } = await dist('core/workflows/example-definition.js');
   const { readWav } = await dist('core/voice/wav.js');
-  const { readFileSync } = await import('node:fs');
   const { BUILT_IN_PROVIDER_PLUGINS } = await dist('plugins/provider-registry.builtins.js');
 
   const fixture = (name) => readWav(new Uint8Array(readFileSync(fileURLToPath(new URL(`../test/fixtures/audio/${name}.wav`, import.meta.url))))).data;
@@ -198,6 +198,7 @@ async function main() {
     const loopDelay = (await import('node:perf_hooks')).monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
     const cpu0 = process.cpuUsage();
+    const main0 = mainThreadCpuMs();
     const t0 = performance.now();
     worker.postMessage({ type: 'calls', calls, speech: [...speech], barge: [...barge] });
     const done = await new Promise((r) => worker.on('message', function onDone(m) {
@@ -208,6 +209,7 @@ async function main() {
     }));
     const wall = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
+    const mainCpu = main0 === null ? null : mainThreadCpuMs() - main0;
     loopDelay.disable();
     const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
     const reference = VAD_HANGOVER_MS + mean(done.fake.stt) + mean(done.fake.llm) + mean(done.fake.tts);
@@ -221,6 +223,10 @@ async function main() {
       barge_in: { events: done.bargeIns.length, p50_ms: round(percentile(done.bargeIns, 50)), p95_ms: round(percentile(done.bargeIns, 95)), target_ms: MIN_SPEECH_MS + 100 },
       service_cpu_percent_of_core: round((100 * (cpu.user + cpu.system) / 1000) / wall),
       event_loop_delay_p99_ms: round(loopDelay.percentile(99) / 1e6),
+      // the service alone (main thread; the callers and fakes run on the worker): robust to other load on the machine
+      service_main_thread_cpu_ms_per_call: mainCpu === null ? null : round(mainCpu / n),
+      service_main_thread_cpu_percent_of_core_per_call: mainCpu === null ? null : Math.round((1000 * mainCpu) / wall / n) / 10,
+      wall_s: round(wall / 1000),
     };
     results.push(result);
     process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -230,6 +236,20 @@ async function main() {
   server.closeAllConnections?.();
   await twilio.close();
   process.exit(0);
+}
+
+/**
+ * CPU time (user + system, ms) of this process's main thread alone (the service; the worker is another thread),
+ * from /proc (Linux, 10 ms ticks); null elsewhere. Time spent waiting for a core is not counted.
+ */
+function mainThreadCpuMs() {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
 }
 
 const round = (x) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
