@@ -58,12 +58,13 @@ export class SqliteWebhookRepository implements WebhookRepository {
       deleteEndpoint: db.prepare<[number, number]>('DELETE FROM webhook_endpoints WHERE organization_id = ? AND id = ?'),
       deleteDeliveries: db.prepare<[number, number]>('DELETE FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ?'),
       // one statement per delivery: the id is chosen first (the table's AUTOINCREMENT sequence, read inside the
-      // write transaction) so the body that carries it is written with the row; a repeated (endpoint, event_key)
-      // is ignored
+      // IMMEDIATE write transaction, so no other writer can take it) so the body that carries it is written with
+      // the row; only a repeated (endpoint, event_key) is skipped, any other conflict throws
       nextDeliveryId: db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'webhook_deliveries'"),
       insertDelivery: db.prepare<{ id: number; org: number; endpoint: number; event: string; body: string; key: string | null; next: number; until: number | null; token: string | null; now: number }, WebhookDeliveryRow>(
-        `INSERT OR IGNORE INTO webhook_deliveries (id, organization_id, endpoint_id, event, body, event_key, status, attempts, next_attempt_at, lease_until, lease_token, created_at, updated_at)
-         VALUES (@id, @org, @endpoint, @event, @body, @key, 'pending', 0, @next, @until, @token, @now, @now) RETURNING *`),
+        `INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event, body, event_key, status, attempts, next_attempt_at, lease_until, lease_token, created_at, updated_at)
+         VALUES (@id, @org, @endpoint, @event, @body, @key, 'pending', 0, @next, @until, @token, @now, @now)
+         ON CONFLICT (endpoint_id, event_key) WHERE event_key IS NOT NULL DO NOTHING RETURNING *`),
       claim: db.prepare<{ now: number; until: number; token: string; limit: number; exclude: string }, WebhookDeliveryRow>(
         `UPDATE webhook_deliveries SET lease_until = @until, next_attempt_at = @until, lease_token = @token || '.' || id
          WHERE id IN (
