@@ -258,6 +258,11 @@ describe('WebhookDispatcher writes per delivery', () => {
     expect(d.lease(16)).toEqual({ leaseMs: 60_000 });
     await d.stop();
     expect(d.lease(1)).toBeNull();
+    // deliveries leased just before a stop are left to their lease (claimed again later), not sent by a stopped sender
+    const late = await inner.enqueue(org, [{ endpointId: e.id, event: 'call.ended', now, body: (id) => deliveryBody(id, 'call.ended', now, {}) }], { leaseMs: 60_000 });
+    d.take(late, [e]);
+    await d.idle();
+    expect(sent).toHaveLength(6);
   });
 });
 

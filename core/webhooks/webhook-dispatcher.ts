@@ -105,6 +105,8 @@ export class WebhookDispatcher implements DeliverySink {
 
   /** Sends deliveries stored under this process's lease (`lease`), with their endpoints as just read. */
   take(deliveries: WebhookDelivery[], endpoints: readonly WebhookEndpoint[] = []): void {
+    // stopped meanwhile: the leases expire and the deliveries are claimed again, here after a restart or elsewhere
+    if (this.stopping) return;
     for (const e of endpoints) this.endpoints.set(e.id, e);
     for (const d of deliveries) {
       if (!d.leaseToken) continue;

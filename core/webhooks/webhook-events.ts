@@ -102,7 +102,7 @@ export class WebhookEventPublisher implements EventPublisher {
         const now = this.clock.now();
         const createdAt = (event.pending?.at ?? now).toISOString();
         const dataJson = JSON.stringify(await eventData(this.links, event));
-        const lease = this.sink.lease?.(endpoints.length) ?? null;
+        const lease = this.sink.take ? this.sink.lease?.(endpoints.length) ?? null : null;
         const stored = await this.repo.enqueue(event.organizationId, endpoints.map((e) => ({
           endpointId: e.id, event: event.type, now, eventKey: event.pending?.key ?? null,
           body: (id: number) => deliveryBodyOf(id, event.type, createdAt, dataJson),
