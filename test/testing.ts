@@ -15,6 +15,7 @@ export * from './contracts/telephony-provider.contract.js';
 export * from './contracts/telephony.repository.contract.js';
 export * from './contracts/text-to-speech.contract.js';
 export * from './contracts/usage.repository.contract.js';
+export * from './contracts/webhook-event-outbox.contract.js';
 export * from './contracts/webhook.repository.contract.js';
 export * from './contracts/workflow.repository.contract.js';
 export * from './fakes/ari/fake-ari-server.js';
