@@ -2,7 +2,8 @@ import type { AiServiceView } from '../../core/ai-services/ai-service.js';
 import { AI_SERVICE_NAME_MAX_LENGTH } from '../../core/ai-services/ai-service.js';
 import type { CreateAiService, DeleteAiService, GetAiService, ListAiServices, UpdateAiService } from '../../core/ai-services/ai-services.use-case.js';
 import { defineRoutes, type JsonSchema } from '../routing/route.js';
-import { anyObject, arr, bool, dateTime, id, nonBlank, obj, pathParams, str } from '../routing/schema-helpers.js';
+import { anyObject, arr, dateTime, id, nonBlank, obj, pathParams, str } from '../routing/schema-helpers.js';
+import { partialCredentialsSchema, providerMetadataSchema } from './provider-config.schemas.js';
 
 export interface AiServiceRouteDeps {
   create: CreateAiService;
@@ -38,30 +39,14 @@ const serviceSchema = obj(
   ['id', 'name', 'provider', 'kinds', 'credentials', 'created_at', 'updated_at'],
 );
 
-const metadataSchema = obj({
-  providers: arr(obj({
-    provider: str(), display_name: str(), docs_url: str(), kinds: arr(kindEnum),
-    fields: arr(obj({
-      name: str(), label: str(), type: str({ enum: ['string', 'password', 'url', 'boolean', 'string_array', 'textarea'] }),
-      value_type: str({ enum: ['string', 'integer', 'boolean', 'string_array'], description: 'the JSON type to send for the field' }),
-      required: bool(), sensitive: bool(), description: str(), placeholder: str(),
-    }, ['name', 'label', 'type', 'value_type', 'required', 'sensitive', 'description', 'placeholder'])),
-  }, ['provider', 'display_name', 'docs_url', 'kinds', 'fields'])),
-}, ['providers']);
+const metadataSchema = providerMetadataSchema({ kinds: arr(kindEnum) });
 
 const name = nonBlank({ maxLength: AI_SERVICE_NAME_MAX_LENGTH, description: '1 to 64 characters, unique in the organization (case-insensitive)' });
 const tags = ['ai-services'];
 const serviceParam = pathParams('service_id');
 
 export function aiServiceRoutes(d: AiServiceRouteDeps) {
-  const configUpdateSchema: JsonSchema = {
-    type: 'object',
-    description: 'Partial provider credentials: only the sent fields change (merged over the stored ones; null unsets an optional field). ' +
-      'A sensitive value equal to the mask of the stored one keeps the stored secret. `provider` may be omitted; if sent it must be the stored one ' +
-      '(else 400 `provider_immutable`). Fields per provider: see the create body and GET /organizations/ai-services/metadata.',
-    properties: { provider: str({ examples: d.providerIds }) },
-    additionalProperties: true,
-  };
+  const configUpdateSchema = partialCredentialsSchema('/organizations/ai-services/metadata', d.providerIds);
   return defineRoutes([
     {
       method: 'get', path: '/organizations/ai-services/metadata', operationId: 'getAiServiceProviderMetadata', summary: 'Kinds and credential fields of every registered AI provider', tags, auth: 'any',

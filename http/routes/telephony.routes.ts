@@ -9,6 +9,7 @@ import type {
 } from '../../core/telephony/telephony-configurations.use-case.js';
 import { defineRoutes, type JsonSchema } from '../routing/route.js';
 import { anyObject, arr, bool, dateTime, id, int, nonBlank, nullable, obj, pathParams, str } from '../routing/schema-helpers.js';
+import { partialCredentialsSchema, providerMetadataSchema } from './provider-config.schemas.js';
 
 export interface TelephonyRouteDeps {
   create: CreateTelephonyConfiguration;
@@ -56,30 +57,14 @@ const configurationSchema = obj(
   ['id', 'name', 'provider', 'is_default_outbound', 'credentials', 'phone_number_count', 'credentials_check', 'created_at', 'updated_at'],
 );
 
-const metadataSchema = obj({
-  providers: arr(obj({
-    provider: str(), display_name: str(), docs_url: str(),
-    fields: arr(obj({
-      name: str(), label: str(), type: str({ enum: ['string', 'password', 'url', 'boolean', 'string_array', 'textarea'] }),
-      value_type: str({ enum: ['string', 'integer', 'boolean', 'string_array'], description: 'the JSON type to send for the field' }),
-      required: bool(), sensitive: bool(), description: str(), placeholder: str(),
-    }, ['name', 'label', 'type', 'value_type', 'required', 'sensitive', 'description', 'placeholder'])),
-  }, ['provider', 'display_name', 'docs_url', 'fields'])),
-}, ['providers']);
+const metadataSchema = providerMetadataSchema();
 
 const name = nonBlank({ maxLength: 64, description: '1 to 64 characters, unique in the organization (case-insensitive)' });
 const tags = ['telephony'];
 const configParam = pathParams('config_id');
 
 export function telephonyRoutes(d: TelephonyRouteDeps) {
-  const configUpdateSchema: JsonSchema = {
-    type: 'object',
-    description: `Partial provider credentials: only the sent fields change (merged over the stored ones; null unsets an optional field). ` +
-      `A sensitive value equal to the mask of the stored one keeps the stored secret. \`provider\` may be omitted; if sent it must be the stored one ` +
-      `(else 400 \`provider_immutable\`). Fields per provider: see the create body and GET /organizations/telephony-providers/metadata.`,
-    properties: { provider: str({ examples: d.providerIds }) },
-    additionalProperties: true,
-  };
+  const configUpdateSchema = partialCredentialsSchema('/organizations/telephony-providers/metadata', d.providerIds);
   return defineRoutes([
     {
       method: 'get', path: '/organizations/telephony-providers/metadata', operationId: 'getTelephonyProviderMetadata', summary: 'Credential fields of every registered telephony provider', tags, auth: 'any',
