@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ProviderApiError } from '../core/errors.js';
-import { parseRetryAfter, providerHttp, retryDelayMs, type ProviderHttpOptions } from './provider-http.js';
+import { jsonOrNull, parseRetryAfter, providerHttp, retryDelayMs, type ProviderHttpOptions } from './provider-http.js';
 
 interface Seen {
   url: string;
@@ -82,6 +82,15 @@ describe('providerHttp', () => {
     await expect(http.request('GET', '/a', { what: 'fetch a' })).rejects.toMatchObject({ message: 'Acme fetch a failed (HTTP 502)', retryable: true });
     await expect(http.request('GET', '/a', { what: 'fetch a' })).rejects.toMatchObject({ message: 'Acme fetch a returned an unreadable answer (HTTP 200)', retryable: true });
     await expect(http.request('GET', '/a', { what: 'fetch a' })).rejects.toMatchObject({ message: 'Acme fetch a failed: API unreachable (ECONNREFUSED)', retryable: true });
+  });
+
+  it('reads the words of a refusal answered as a value: its JSON, null when empty or not JSON', async () => {
+    const { fetch } = scripted([json(422, { errors: [{ code: '90018' }] })]);
+    const res = await client(fetch, []).request('POST', '/a', { what: 'transfer', notFoundStatuses: [422] });
+    expect(res.body).toBeNull();
+    expect(jsonOrNull(res.text)).toEqual({ errors: [{ code: '90018' }] });
+    expect(jsonOrNull('')).toBeNull();
+    expect(jsonOrNull('<html>')).toBeNull();
   });
 
   it("reads an unreadable 2xx answer as null with unreadableBody: 'null'", async () => {

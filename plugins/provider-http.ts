@@ -102,6 +102,15 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
+/**
+ * A body's text as JSON, null when it is empty or not JSON: for reading the words of an answer that came back as
+ * a value (a status in `notFoundStatuses`, whose `body` is null) when they are wanted after all.
+ */
+export function jsonOrNull(text: string): unknown {
+  const parsed = parseJson(text);
+  return parsed.ok ? parsed.value : null;
+}
+
 /** A REST transport for one API host (see the file comment). */
 export function providerHttp(opts: ProviderHttpOptions): ProviderHttp {
   const base = opts.baseUrl.replace(/\/+$/, '');

@@ -39,7 +39,7 @@ export type { Logger } from '../core/ports/logger.port.js';
 export { ProviderApiError, ValidationError } from '../core/errors.js';
 export { MAX_CALL_DURATION_SECONDS, callDurationProblem } from '../core/calls/call-duration.js';
 export { maskSecret } from '../core/telephony/credential-mask.js';
-export { parseRetryAfter, providerHttp, retryDelayMs } from './provider-http.js';
+export { jsonOrNull, parseRetryAfter, providerHttp, retryDelayMs } from './provider-http.js';
 export type { ProviderHttp, ProviderHttpOptions, ProviderHttpRequest, ProviderHttpResponse, RetryPolicy } from './provider-http.js';
 export {
   clampRingSeconds,

@@ -10,7 +10,7 @@
  * - `baseUrl` replaces https://api.plivo.com (tests point it at test/fakes/plivo).
  */
 import { ProviderApiError } from '../../core/errors.js';
-import { providerHttp, type ProviderHttp, type ProviderHttpRequest } from '../../plugins/sdk.js';
+import { jsonOrNull, providerHttp, type ProviderHttp, type ProviderHttpRequest } from '../../plugins/sdk.js';
 
 export interface PlivoClientOptions {
   authId: string;
@@ -141,12 +141,7 @@ export class PlivoClient {
       what: 'transfer call', json: { legs: 'aleg', aleg_url: alegUrl, aleg_method: 'POST' }, notFoundStatuses: [400, 403, 404, 409, 422],
     });
     if (!res.notFound) return { ok: true };
-    let parsed: unknown = null;
-    try {
-      parsed = res.text ? JSON.parse(res.text) : null;
-    } catch {
-      parsed = null;
-    }
+    const parsed = jsonOrNull(res.text);
     return { ok: false, status: res.status, detail: `HTTP ${res.status}${this.errorText(parsed)}` };
   }
 

@@ -10,7 +10,7 @@
  * - `baseUrl` replaces https://api.telnyx.com (tests point it at test/fakes/telnyx).
  */
 import { ProviderApiError } from '../../core/errors.js';
-import { providerHttp, type ProviderHttp, type ProviderHttpRequest } from '../../plugins/sdk.js';
+import { jsonOrNull, providerHttp, type ProviderHttp, type ProviderHttpRequest } from '../../plugins/sdk.js';
 
 export interface TelnyxClientOptions {
   apiKey: string;
@@ -143,12 +143,7 @@ export class TelnyxClient {
       what: 'transfer call', json: body, notFoundStatuses: TRANSFER_REFUSALS,
     });
     if (!res.notFound) return { ok: true };
-    let parsed: unknown = null;
-    try {
-      parsed = res.text ? JSON.parse(res.text) : null;
-    } catch {
-      parsed = null;
-    }
+    const parsed = jsonOrNull(res.text);
     const code = (parsed as { errors?: Array<{ code?: unknown }> } | null)?.errors?.[0]?.code;
     return { ok: false, status: res.status, code: typeof code === 'string' || typeof code === 'number' ? String(code) : null, detail: `HTTP ${res.status}${this.errorText(parsed)}` };
   }

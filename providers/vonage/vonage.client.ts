@@ -12,7 +12,7 @@
  * - `apiBaseUrl` / `restBaseUrl` replace the two hosts (tests point both at test/fakes/vonage).
  */
 import { ProviderApiError } from '../../core/errors.js';
-import { providerHttp, type ProviderHttp, type ProviderHttpRequest } from '../../plugins/sdk.js';
+import { jsonOrNull, providerHttp, type ProviderHttp, type ProviderHttpRequest } from '../../plugins/sdk.js';
 import { vonageApplicationJwt } from './vonage-jwt.js';
 
 export interface VonageClientOptions {
@@ -169,12 +169,7 @@ export class VonageClient {
       json: { action: 'transfer', destination: { type: 'ncco', ncco } }, notFoundStatuses: refusals,
     });
     if (!res.notFound) return { ok: true };
-    let parsed: unknown = null;
-    try {
-      parsed = res.text ? JSON.parse(res.text) : null;
-    } catch {
-      parsed = null;
-    }
+    const parsed = jsonOrNull(res.text);
     return { ok: false, status: res.status, detail: `HTTP ${res.status}${this.errorText(parsed)}` };
   }
 
