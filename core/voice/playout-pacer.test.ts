@@ -3,7 +3,8 @@ import { MemoryMediaChannel } from '../../test/fakes/memory-media-channel.js';
 import { speechAudio } from '../../test/fakes/scripted-speech.js';
 import { VirtualTimeline } from '../../test/fakes/virtual-timeline.js';
 import type { TimerHandle, Timers } from '../ports/timers.port.js';
-import { MULAW_8K } from './audio-format.js';
+import { MULAW_8K, bytesPerMs } from './audio-format.js';
+import { toSessionAudio } from './carrier-audio.js';
 import { PlayoutPacer, type Playout } from './playout-pacer.js';
 
 /** Timers that count how many of the pacer's timers are armed at once. */
@@ -147,5 +148,49 @@ describe('PlayoutPacer', () => {
     expect(reads).toBe(0);
     // a clear still reports every segment since the last one
     expect(playout.clear(timeline.now())).toHaveLength(301);
+  });
+
+  it('converts audio in another format as it plays: a burst of 4 s of 24 kHz PCM costs its first slices only, a clear skips the rest', async () => {
+    const timeline = new VirtualTimeline();
+    const pacer = new PlayoutPacer(timeline);
+    const channel = new MemoryMediaChannel(timeline);
+    const playout = wire(pacer, channel, 'c');
+    const L16_24K = { encoding: 'l16', sampleRate: 24000, channels: 1 } as const;
+    const converter = toSessionAudio(L16_24K);
+    let convertedMs = 0;
+    const source = {
+      convert: (b: Uint8Array) => {
+        const out = converter.convert(b);
+        convertedMs += out.length / 8;
+        return out;
+      },
+      bytesPerMs: bytesPerMs(L16_24K),
+    };
+    const pcm = new Uint8Array(24000 * 2 * 4); // 4 s
+    const s = playout.begin({ text: 'A long sentence of four seconds.', nodeId: 'n' });
+    playout.write(s, pcm.subarray(0, 4800), source); // the first 100 ms, then the rest at once
+    playout.write(s, pcm.subarray(4800), source);
+    playout.end(s);
+    expect(s.receivedMs).toBe(4000);
+    expect(channel.sent).toHaveLength(10); // 200 ms ahead, at once
+    expect(convertedMs).toBeLessThanOrEqual(300);
+    await timeline.advance(1000);
+    expect(convertedMs).toBeLessThanOrEqual(1300);
+    expect(convertedMs).toBeGreaterThanOrEqual(1000);
+    const whole = playout.begin({ text: 'Next.', nodeId: 'n' });
+    playout.clear(timeline.now());
+    expect(playout.busy).toBe(false);
+    await timeline.advance(4000);
+    expect(convertedMs).toBeLessThanOrEqual(1300); // never converted what the clear dropped
+    expect(whole.sentMs).toBe(0);
+
+    // played through, every sample arrives: 4 s = 200 frames, then the mark
+    const again = playout.begin({ text: 'Again.', nodeId: 'n' });
+    const fresh = toSessionAudio(L16_24K);
+    playout.write(again, pcm.subarray(0, 4800 * 3 + 2), { convert: (b) => fresh.convert(b), bytesPerMs: bytesPerMs(L16_24K) });
+    playout.end(again);
+    await timeline.advance(1000);
+    expect(again.sentMs).toBe(320); // 301 ms of audio: 15 whole frames + the padded last one
+    expect(again.played).toBe(true);
   });
 });

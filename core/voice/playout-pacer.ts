@@ -18,6 +18,22 @@ import { MULAW_SILENCE } from './g711.js';
 import { heardPrefix } from './sentence-chunker.js';
 
 export const FRAME_MS = 20;
+/** The most received audio converted at once (ms): conversion follows playout (see `Playout.write`). */
+export const CONVERT_SLICE_MS = 100;
+const SESSION_BYTES_PER_MS = bytesPerMs(SESSION_FORMAT);
+
+/** Audio in another format than the session's, and how to convert it (a stateful converter, in order). */
+export interface AudioSource {
+  convert(bytes: Uint8Array): Uint8Array;
+  /** Bytes per millisecond of the audio written. */
+  bytesPerMs: number;
+}
+
+interface RawPiece {
+  bytes: Uint8Array;
+  convert: ((bytes: Uint8Array) => Uint8Array) | null;
+  sliceBytes: number;
+}
 export const PACER_DEFAULTS = Object.freeze({ tickMs: 20, aheadMs: 200 });
 
 export interface PacerOptions {
@@ -134,6 +150,8 @@ export class Playout {
   private playFrom = 0;
   private readonly queues = new Map<Segment, Uint8Array[]>();
   private readonly remainders = new Map<Segment, Uint8Array>();
+  /** Audio received and not yet framed, per segment, in order. */
+  private readonly raw = new Map<Segment, RawPiece[]>();
   private playEndMs = -Infinity;
   private seq = 0;
   private closedForGood = false;
@@ -169,11 +187,67 @@ export class Playout {
     return segment;
   }
 
-  /** Audio of `segment` in the session format (any length). Ignored after `clear` or `close`. */
-  write(segment: Segment, audio: Uint8Array): void {
+  /**
+   * Audio of `segment` (any length). Without `source` it is in the session format; with one, `source.convert`
+   * turns it into the session format (a stateful converter, fed in order) and `source.bytesPerMs` says how long
+   * it is. Conversion is lazy: audio is converted in slices of at most CONVERT_SLICE_MS as the pacer needs
+   * frames, so a reply synthesized faster than real time costs its CPU while it plays, not all at once when
+   * it arrives (with many calls answering at the same moment, that burst delayed the others' first frames),
+   * and audio cut by a barge-in is never converted. The playout keeps `audio` until it is sent: do not write
+   * into it afterwards. Ignored after `clear` or `close`.
+   */
+  write(segment: Segment, audio: Uint8Array, source?: AudioSource): void {
     const queue = this.queues.get(segment);
     if (!queue || segment.closed || audio.length === 0) return;
-    segment.receivedMs += audio.length / bytesPerMs(SESSION_FORMAT);
+    const perMs = source ? source.bytesPerMs : SESSION_BYTES_PER_MS;
+    segment.receivedMs += audio.length / perMs;
+    let raw = this.raw.get(segment);
+    if (!raw) this.raw.set(segment, (raw = []));
+    raw.push({ bytes: audio, convert: source ? source.convert : null, sliceBytes: Math.max(2, Math.floor((perMs * CONVERT_SLICE_MS) / 2) * 2) });
+    this.pacer.wake(this);
+  }
+
+  /** No more audio for `segment`: a last partial frame is padded with silence, then its mark follows. */
+  end(segment: Segment): void {
+    const queue = this.queues.get(segment);
+    if (!queue || segment.closed) return;
+    segment.closed = true;
+    this.pacer.wake(this);
+  }
+
+  /**
+   * Frames the next slice of `segment`'s received audio into `queue` (converting it); once everything
+   * received is framed and the segment is closed, its partial last frame padded with silence. Whether the
+   * queue got a frame.
+   */
+  private refill(segment: Segment, queue: Uint8Array[]): boolean {
+    const raw = this.raw.get(segment);
+    while (queue.length === 0 && raw && raw.length > 0) {
+      const piece = raw[0]!;
+      let bytes = piece.bytes;
+      if (bytes.length > piece.sliceBytes) {
+        piece.bytes = bytes.subarray(piece.sliceBytes);
+        bytes = bytes.subarray(0, piece.sliceBytes);
+      } else {
+        raw.shift();
+      }
+      this.frame(segment, queue, piece.convert ? piece.convert(bytes) : bytes);
+    }
+    if (queue.length === 0 && segment.closed) {
+      const rest = this.remainders.get(segment);
+      if (rest) {
+        const frame = new Uint8Array(this.frameBytes).fill(MULAW_SILENCE);
+        frame.set(rest, 0);
+        queue.push(frame);
+        this.remainders.delete(segment);
+      }
+    }
+    return queue.length > 0;
+  }
+
+  /** Cuts session-format `audio` (after the last partial frame) into whole frames on `queue`. */
+  private frame(segment: Segment, queue: Uint8Array[], audio: Uint8Array): void {
+    if (audio.length === 0) return;
     let bytes = audio;
     const rest = this.remainders.get(segment);
     if (rest) {
@@ -183,25 +257,9 @@ export class Playout {
       this.remainders.delete(segment);
     }
     const whole = bytes.length - (bytes.length % this.frameBytes);
-    // views, not copies: `audio` is the converter's fresh output (or joined above) and is never written again
+    // views, not copies: converted audio is fresh, and written audio is not to be changed by its writer
     for (let at = 0; at < whole; at += this.frameBytes) queue.push(bytes.subarray(at, at + this.frameBytes));
     if (whole < bytes.length) this.remainders.set(segment, bytes.slice(whole));
-    this.pacer.wake(this);
-  }
-
-  /** No more audio for `segment`: a last partial frame is padded with silence, then its mark follows. */
-  end(segment: Segment): void {
-    const queue = this.queues.get(segment);
-    if (!queue || segment.closed) return;
-    const rest = this.remainders.get(segment);
-    if (rest) {
-      const frame = new Uint8Array(this.frameBytes).fill(MULAW_SILENCE);
-      frame.set(rest, 0);
-      queue.push(frame);
-      this.remainders.delete(segment);
-    }
-    segment.closed = true;
-    this.pacer.wake(this);
   }
 
   /** Whether frames or marks are waiting to be sent. */
@@ -226,7 +284,7 @@ export class Playout {
     while (this.sendFrom < segments.length) {
       const segment = segments[this.sendFrom]!;
       const queue = this.queues.get(segment)!;
-      while (queue.length > 0) {
+      while (queue.length > 0 || this.refill(segment, queue)) {
         const startAt = Math.max(this.playEndMs, now);
         if (startAt + FRAME_MS - now > this.pacer.aheadMs) return;
         const frame = queue.shift()!;
@@ -243,6 +301,7 @@ export class Playout {
       if (!segment.closed) return; // more audio of this segment is coming: later segments wait
       segment.marked = true;
       this.queues.delete(segment);
+      this.raw.delete(segment);
       this.sendFrom++;
       if (segment.sentMs === 0) {
         this.markPlayed(segment); // nothing to hear: "played" at once
@@ -284,6 +343,7 @@ export class Playout {
     this.playFrom = 0;
     this.queues.clear();
     this.remainders.clear();
+    this.raw.clear();
     this.playEndMs = -Infinity;
     this.pacer.forget(this);
     this.sink.clear(now);
@@ -298,6 +358,7 @@ export class Playout {
     this.playFrom = 0;
     this.queues.clear();
     this.remainders.clear();
+    this.raw.clear();
     this.pacer.forget(this);
   }
 

@@ -37,7 +37,7 @@ import type { TimerHandle, Timers } from '../ports/timers.port.js';
 import type { VadEvent, VoiceActivityDetector, VoiceActivityDetectorFactory } from '../ports/voice-activity-detector.port.js';
 import type { RunLogEntry } from '../runs/run.js';
 import type { WorkflowGraph } from '../workflows/workflow-graph.js';
-import { sameFormat } from './audio-format.js';
+import { bytesPerMs, sameFormat } from './audio-format.js';
 import { CallRecorder } from './call-recorder.js';
 import { fromSessionAudio, SESSION_FORMAT, toSessionAudio, type AudioConverter } from './carrier-audio.js';
 import { Endpointer, type CommittedUtterance } from './endpointing.js';
@@ -526,11 +526,13 @@ export class VoiceSession {
         preferredFormat: SESSION_FORMAT,
         signal: turn.controller.signal,
       });
-      const convert = toSessionAudio(audio.format);
+      // converted lazily by the playout, as it plays (see Playout.write)
+      const converter = toSessionAudio(audio.format);
+      const source = { convert: (b: Uint8Array) => converter.convert(b), bytesPerMs: bytesPerMs(audio.format) };
       for await (const chunk of audio.chunks) {
         if (turn.aborted) return;
         if (turn.ttsFirstAudioMs === undefined) turn.ttsFirstAudioMs = this.timers.now() - requestedAt;
-        this.playout.write(segment, convert.convert(chunk));
+        this.playout.write(segment, chunk, source);
       }
       if (turn.aborted) return;
       this.playout.end(segment);
