@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Builds the web console (console/src, Vite + Preact) into dist/console, which the service serves at `/`.
 // Like scripts/ensure-build.mjs it builds only when dist/console is missing or older than the console's sources
-// (`--force` always builds), so `npm ci` builds it once (prepare) and `npm start` (prestart) only when stale.
-// The stamp gets the time the build STARTED; a failed build leaves none. Without Vite installed (a production
+// (`--force` always builds), so `npm ci` builds it once (prepare) and `npm start` (prestart) only when stale;
+// the stamp's rules are scripts/build-stamp.mjs's. Without Vite installed (a production
 // install with --omit=dev) an existing dist/console is used as it is, and without one the service says so at `/`.
-import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { newestMtime, stampState, writeStamp } from '../scripts/build-stamp.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -16,24 +17,14 @@ const STAMP = join(OUT_DIR, '.buildstamp');
 
 /** The newest modification time (ms) among the console's inputs (its folder, less outputs, and the lockfile). */
 export function newestConsoleMtime() {
-  let newest = 0;
-  const visit = (dir) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      if (e.name === 'node_modules' || e.name === 'dist' || e.name.startsWith('.')) continue;
-      const path = join(dir, e.name);
-      if (e.isDirectory()) visit(path);
-      else newest = Math.max(newest, statSync(path).mtimeMs);
-    }
-  };
-  visit(here);
-  for (const f of ['package-lock.json', 'examples/agent.json']) if (existsSync(join(root, f))) newest = Math.max(newest, statSync(join(root, f)).mtimeMs);
-  return newest;
+  return newestMtime({ dirs: [here], skip: ['dist'], files: ['package-lock.json', 'examples/agent.json'].map((f) => join(root, f)) });
 }
 
 /** Why a build is needed, or null when dist/console is up to date. */
 export function consoleStaleReason() {
-  if (!existsSync(STAMP)) return 'dist/console has never been built here';
-  return newestConsoleMtime() > statSync(STAMP).mtimeMs ? 'console sources changed since the last build' : null;
+  const state = stampState(STAMP, newestConsoleMtime());
+  if (state === 'missing') return 'dist/console has never been built here';
+  return state === 'changed' ? 'console sources changed since the last build' : null;
 }
 
 export async function buildConsole(reason) {
@@ -59,8 +50,7 @@ export async function buildConsole(reason) {
   for (const name of existsSync(assets) ? readdirSync(assets) : []) {
     if (/\.(js|css|svg)$/.test(name)) writeFileSync(join(assets, `${name}.gz`), gzipSync(readFileSync(join(assets, name)), { level: 9 }));
   }
-  writeFileSync(STAMP, `${started.toISOString()}\n`);
-  utimesSync(STAMP, started, started);
+  writeStamp(STAMP, started);
   return 0;
 }
 

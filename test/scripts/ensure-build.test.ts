@@ -14,7 +14,7 @@ describe('ensure-build', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   mkdirSync(join(dir, 'scripts'));
   mkdirSync(join(dir, 'core'));
-  copyFileSync(join(packageRoot(), 'scripts', 'ensure-build.mjs'), join(dir, 'scripts', 'ensure-build.mjs'));
+  for (const f of ['ensure-build.mjs', 'build-stamp.mjs']) copyFileSync(join(packageRoot(), 'scripts', f), join(dir, 'scripts', f));
   symlinkSync(join(packageRoot(), 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'es2022', module: 'nodenext', outDir: 'dist', strict: true } }));
   writeFileSync(join(dir, 'tsconfig.build.json'), JSON.stringify({ extends: './tsconfig.json', include: ['core'] }));
