@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { ConflictError } from '../../core/errors.js';
 import type { AiServiceRepository, NewAiService } from '../../core/ports/ai-service.repository.port.js';
+import { conflictCode } from './conflict-code.js';
 
 export interface AiServiceRepositoryHarness {
   repo: AiServiceRepository;
@@ -11,12 +11,6 @@ export interface AiServiceRepositoryHarness {
 
 const t0 = new Date('2026-03-01T10:00:00.000Z');
 const later = (ms: number) => new Date(t0.getTime() + ms);
-
-const conflictCode = async (p: Promise<unknown>): Promise<string> => {
-  const e = await p.then(() => null, (err: unknown) => err);
-  expect(e).toBeInstanceOf(ConflictError);
-  return (e as ConflictError).code;
-};
 
 /**
  * The AiServiceRepository contract every storage adapter runs (API.md 10): ids from the store, oldest-first

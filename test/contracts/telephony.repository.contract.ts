@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { ConflictError } from '../../core/errors.js';
 import type { NewPhoneNumber, PhoneNumberRepository } from '../../core/ports/phone-number.repository.port.js';
 import type { NewTelephonyConfiguration, TelephonyConfigurationRepository } from '../../core/ports/telephony-configuration.repository.port.js';
+import { conflictCode } from './conflict-code.js';
 
 export interface TelephonyRepositoryHarness {
   configurations: TelephonyConfigurationRepository;
@@ -13,12 +13,6 @@ export interface TelephonyRepositoryHarness {
 
 const t0 = new Date('2026-03-01T10:00:00.000Z');
 const later = (ms: number) => new Date(t0.getTime() + ms);
-
-const conflictCode = async (p: Promise<unknown>): Promise<string> => {
-  const e = await p.then(() => null, (err: unknown) => err);
-  expect(e).toBeInstanceOf(ConflictError);
-  return (e as ConflictError).code;
-};
 
 /**
  * The TelephonyConfigurationRepository + PhoneNumberRepository contract every storage adapter runs.
