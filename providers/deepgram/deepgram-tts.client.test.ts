@@ -36,6 +36,22 @@ describe('deepgram Aura client', () => {
     expect(last.body).toEqual({ text: 'Your appointment is confirmed.' });
   });
 
+  it('streams linear16 in whole samples even when the body splits a sample between reads', async () => {
+    const parts = [[1, 2, 3], [4, 5], [6]];
+    const split: typeof fetch = async () => new Response(new ReadableStream<Uint8Array>({
+      pull(c) {
+        const p = parts.shift();
+        if (p) c.enqueue(Uint8Array.from(p));
+        else c.close();
+      },
+    }), { status: 200, headers: { 'content-type': 'audio/l16' } });
+    const audio = await tts({ fetch: split }).synthesize({ text: 'Hi.', preferredFormat: L16_24K });
+    expect(audio.format).toEqual(L16_24K);
+    const chunks: number[][] = [];
+    for await (const c of audio.chunks) chunks.push([...c]);
+    expect(chunks).toEqual([[1, 2], [3, 4], [5, 6]]);
+  });
+
   it('maps formats: linear16 at supported rates, else linear16 24 kHz', () => {
     expect(auraFormat({ encoding: 'l16', sampleRate: 16000 })).toEqual({ format: { encoding: 'l16', sampleRate: 16000 }, encoding: 'linear16' });
     expect(auraFormat({ encoding: 'l16', sampleRate: 22050 })).toEqual({ format: L16_24K, encoding: 'linear16' });

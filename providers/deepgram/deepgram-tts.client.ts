@@ -10,7 +10,7 @@
  * - Errors: `ProviderApiError('deepgram', <err_msg>)` (429/5xx retryable); the key never appears in one.
  *   Aborting ends the chunks with an `AbortError`.
  */
-import { NetworkPolicyError, ProviderApiError, type AudioFormat, type TextToSpeech, type TtsAudio, type TtsRequest } from '../../plugins/sdk.js';
+import { audioBodyChunks, NetworkPolicyError, ProviderApiError, type AudioFormat, type TextToSpeech, type TtsAudio, type TtsRequest } from '../../plugins/sdk.js';
 
 const DEEPGRAM = 'deepgram';
 export const DEEPGRAM_DEFAULT_TTS_MODEL = 'aura-2-thalia-en';
@@ -79,25 +79,8 @@ export class DeepgramTextToSpeech implements TextToSpeech {
     }
     const reader = res.body?.getReader();
     if (!reader) throw new ProviderApiError(DEEPGRAM, 'Deepgram answered without audio', true);
-    return { format, chunks: this.chunks(reader, request.signal) };
-  }
-
-  private async *chunks(reader: ReadableStreamDefaultReader<Uint8Array>, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
-    try {
-      for (;;) {
-        let next: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          next = await reader.read();
-        } catch (err) {
-          throw this.failure(err, signal);
-        }
-        signal?.throwIfAborted();
-        if (next.done) return;
-        if (next.value.byteLength > 0) yield next.value;
-      }
-    } finally {
-      await reader.cancel().catch(() => undefined);
-    }
+    const signal = request.signal;
+    return { format, chunks: audioBodyChunks(reader, format, { signal, failure: (err) => this.failure(err, signal) }) };
   }
 
   private failure(err: unknown, signal?: AbortSignal): Error {

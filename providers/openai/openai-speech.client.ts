@@ -16,7 +16,7 @@
  * <the server's error.message>)` without the key; a transcription that fails for good fails the stream.
  */
 import type { SpeechToText, SttEvent, SttStream, SttStreamOptions, TextToSpeech, TtsAudio, TtsRequest } from '../../plugins/sdk.js';
-import { AsyncQueue, NetworkPolicyError, ProviderApiError, retryDelayMs } from '../../plugins/sdk.js';
+import { AsyncQueue, audioBodyChunks, NetworkPolicyError, ProviderApiError, retryDelayMs } from '../../plugins/sdk.js';
 import { L16_24K, type AudioFormat } from '../../core/voice/audio-format.js';
 import { alawDecode, mulawDecode } from '../../core/voice/g711.js';
 import { encodePcmWav } from '../../core/voice/wav.js';
@@ -250,39 +250,8 @@ export class OpenAiTextToSpeech implements TextToSpeech {
     const res = await this.http.post('/audio/speech', body, 'application/json', request.signal, 'audio/pcm');
     const reader = res.body?.getReader();
     if (!reader) throw new ProviderApiError(OPENAI, 'The OpenAI-compatible server answered without audio', true);
-    return { format: L16_24K, chunks: this.chunks(reader, request.signal) };
-  }
-
-  /** The body in whole 16-bit samples: an odd trailing byte waits for the next read. */
-  private async *chunks(reader: ReadableStreamDefaultReader<Uint8Array>, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
-    let carry: number | undefined;
-    try {
-      for (;;) {
-        let next: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          next = await reader.read();
-        } catch (err) {
-          throw this.http.failure(err, signal);
-        }
-        signal?.throwIfAborted();
-        if (next.done) return;
-        let bytes = next.value;
-        if (carry !== undefined) {
-          const joined = new Uint8Array(bytes.byteLength + 1);
-          joined[0] = carry;
-          joined.set(bytes, 1);
-          bytes = joined;
-          carry = undefined;
-        }
-        if (bytes.byteLength % 2 === 1) {
-          carry = bytes[bytes.byteLength - 1];
-          bytes = bytes.subarray(0, bytes.byteLength - 1);
-        }
-        if (bytes.byteLength > 0) yield bytes;
-      }
-    } finally {
-      await reader.cancel().catch(() => undefined);
-    }
+    const signal = request.signal;
+    return { format: L16_24K, chunks: audioBodyChunks(reader, L16_24K, { signal, failure: (err) => this.http.failure(err, signal) }) };
   }
 }
 
