@@ -15,6 +15,7 @@ import simulator from '../../providers/simulator/index.js';
 import { FakeOpenAiServer } from '../fakes/openai/fake-openai-server.js';
 import { startTestService, type Credentials, type TestService } from '../support/test-service.js';
 import { uploadCsv, waitFor } from './campaign-support.js';
+import { DANA_CALLER_LINES, DANA_CONFIRMS_TRANSCRIPT, scriptDanaConfirms } from './dana-confirms.js';
 
 const API_KEY = 'sk-test-sim-campaign-71d2';
 
@@ -55,19 +56,12 @@ describe('a simulator campaign with a configured caller', () => {
     expect(wf.status).toBe(200);
     const config = await svc.post('/organizations/telephony-configs', {
       name: 'Sim with caller', is_default_outbound: true,
-      config: { provider: 'simulator', ring_ms: 0, talk_ms: 0, caller_lines: ['Yes, this is Dana speaking, hello there.', 'Yes, I will be there on Tuesday, thank you.'] },
+      config: { provider: 'simulator', ring_ms: 0, talk_ms: 0, caller_lines: DANA_CALLER_LINES },
     }, auth);
     expect(config.status).toBe(200);
-    expect(config.body.credentials).toMatchObject({ caller_lines: ['Yes, this is Dana speaking, hello there.', 'Yes, I will be there on Tuesday, thank you.'], caller_persona: null });
+    expect(config.body.credentials).toMatchObject({ caller_lines: DANA_CALLER_LINES, caller_persona: null });
 
-    openai.speech.transcribeAs('Yes, this is Dana.', "Yes, I'll be there.");
-    openai.reply(
-      { text: 'Thanks, Dana.', toolCalls: [{ name: 'identity_confirmed', arguments: '{}' }] },
-      { text: 'Can you come Tuesday at 3pm?' },
-      { toolCalls: [{ name: 'will_attend', arguments: '{}' }] },
-      { text: 'Great. Goodbye!' },
-    );
-    openai.replyStructured({ text: '{"will_attend": true}' });
+    scriptDanaConfirms(openai);
 
     const key = await uploadCsv(svc, auth, 'phone_number,first_name\n+15550007712,Dana\n');
     const created = await svc.post('/campaign/create', {
@@ -89,14 +83,7 @@ describe('a simulator campaign with a configured caller', () => {
     expect(run.cost_info.service_token_usage).toBeGreaterThan(0);
     const t = await fetch(svc.url + new URL(run.transcript_url).pathname + new URL(run.transcript_url).search);
     const said = ((await t.json()) as { turns: Array<{ role: string; text: string }> }).turns.map((x) => `${x.role}: ${x.text}`);
-    expect(said).toEqual([
-      'assistant: Hi, this is Ava from Brightsmile Dental. Am I speaking with Dana?',
-      'user: Yes, this is Dana.',
-      'assistant: Thanks, Dana.',
-      'assistant: Can you come Tuesday at 3pm?',
-      "user: Yes, I'll be there.",
-      'assistant: Great. Goodbye!',
-    ]);
+    expect(said).toEqual(DANA_CONFIRMS_TRANSCRIPT);
     expect(run.recording_url).toContain('/call.wav');
     const events = (run.logs.entries as Array<{ event: string }>).map((l) => l.event);
     expect(events).toEqual(expect.arrayContaining(['node_entered', 'variables_extracted', 'turn', 'conversation_recorded', 'call_completed']));

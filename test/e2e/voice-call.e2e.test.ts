@@ -22,6 +22,7 @@ import { FakeTwilioServer } from '../fakes/twilio/fake-twilio-server.js';
 import { audioFixtureManifest, readAudioFixture } from '../fixtures/audio/fixtures.js';
 import { TwilioMediaCaller } from '../fakes/twilio/twilio-media-caller.js';
 import { startTestService, type Credentials, type TestService } from '../support/test-service.js';
+import { DANA_CALLER_LINES, DANA_CONFIRMS_TRANSCRIPT, scriptDanaConfirms } from './dana-confirms.js';
 
 const PUBLIC = 'https://cp.example.test';
 const API_KEY = 'sk-test-voice-3c9a';
@@ -129,17 +130,10 @@ afterAll(async () => {
 
 describe('calls that talk', () => {
   it('(a) a simulator call with a caller script runs the dental agent from greeting to endCall; the run gets transcript, stereo recording, context, disposition, tokens, turn logs and metrics', async () => {
-    openai.speech.transcribeAs('Yes, this is Dana.', "Yes, I'll be there.");
-    openai.reply(
-      { text: 'Thanks, Dana.', toolCalls: [{ name: 'identity_confirmed', arguments: '{}' }] },
-      { text: 'Can you come Tuesday at 3pm?' },
-      { toolCalls: [{ name: 'will_attend', arguments: '{}' }] },
-      { text: 'Great. Goodbye!' },
-    );
-    openai.replyStructured({ text: '{"will_attend": true}' });
+    scriptDanaConfirms(openai);
     const started = Date.now();
     const r = await svc.post('/telephony/simulator/inbound', {
-      account_id: 'voice-sim', from: '+15551230000', to: SIM_NUMBER, caller: { lines: ['Yes, this is Dana speaking, hello there.', 'Yes, I will be there on Tuesday, thank you.'] },
+      account_id: 'voice-sim', from: '+15551230000', to: SIM_NUMBER, caller: { lines: DANA_CALLER_LINES },
     }, auth);
     expect(r.status).toBe(200);
     const runId = r.body.run_id as number;
@@ -156,14 +150,7 @@ describe('calls that talk', () => {
     const transcript = JSON.parse((await download(run.transcript_url)).toString('utf8'));
     const said = transcript.turns.map((t: { role: string; text: string }) => `${t.role}: ${t.text}`);
     // only what the caller heard, one entry per reply piece, in order
-    expect(said).toEqual([
-      'assistant: Hi, this is Ava from Brightsmile Dental. Am I speaking with Dana?',
-      'user: Yes, this is Dana.',
-      'assistant: Thanks, Dana.',
-      'assistant: Can you come Tuesday at 3pm?',
-      "user: Yes, I'll be there.",
-      'assistant: Great. Goodbye!',
-    ]);
+    expect(said).toEqual(DANA_CONFIRMS_TRANSCRIPT);
     expect(transcript.turns.map((t: { node_id: string }) => t.node_id)).toEqual(['start', 'start', 'start', 'confirm', 'confirm', 'end_confirmed']);
     for (const t of transcript.turns) expect(t).toEqual(expect.objectContaining({ node_id: expect.any(String), start_ms: expect.any(Number), end_ms: expect.any(Number), interrupted: false }));
 
