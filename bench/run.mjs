@@ -30,8 +30,8 @@ function table(head, rows) {
 
 const render = {
   voice: (r) => 'Fake providers at set delays (STT 100 ms, first token 200 ms, first TTS audio 80 ms) with the energy VAD (300 ms silence hangover); each call: greeting, turns, then a barge-in. Latency = end of the caller\'s speech → first voiced agent frame, both at the caller\'s wire; reference = hangover + the fakes\' own measured times.\n\n'
-    + table(['calls', 'turns', 'latency p50 / p95 ms', 'reference ms', 'overhead p50 / p95 ms', 'barge-in p50 / p95 ms (target ≤ ' + r.results[0].barge_in.target_ms + ')', 'service CPU % of a core', 'event-loop p99 ms', 'failures'],
-      r.results.map((x) => [x.calls, x.turns, `${x.latency_p50_ms} / ${x.latency_p95_ms}`, x.reference_ms, `${x.overhead_p50_ms} / ${x.overhead_p95_ms}`, `${x.barge_in.p50_ms} / ${x.barge_in.p95_ms}`, x.service_cpu_percent_of_core, x.event_loop_delay_p99_ms, x.failures])),
+    + table(['calls', 'turns', 'latency p50 / p95 ms', 'reference ms', 'overhead p50 / p95 ms', 'barge-in p50 / p95 ms (target ≤ ' + r.results[0].barge_in.target_ms + ')', 'service CPU % of a core', 'service main-thread CPU ms per call (% of a core per call)', 'event-loop p99 ms', 'failures'],
+      r.results.map((x) => [x.calls, x.turns, `${x.latency_p50_ms} / ${x.latency_p95_ms}`, x.reference_ms, `${x.overhead_p50_ms} / ${x.overhead_p95_ms}`, `${x.barge_in.p50_ms} / ${x.barge_in.p95_ms}`, x.service_cpu_percent_of_core, x.service_main_thread_cpu_ms_per_call == null ? '' : `${x.service_main_thread_cpu_ms_per_call} (${x.service_main_thread_cpu_percent_of_core_per_call})`, x.event_loop_delay_p99_ms, x.failures])),
   api: (r) => {
     const rows = [
       ['ours (service, createHttpServer)', fmt(r.ours.rps, 0), `${r.ours.latency_p50} / ${r.ours.latency_p99}`, fmt(r.ours.bytes, 0), '', ''],
