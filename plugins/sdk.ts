@@ -31,6 +31,7 @@ export type { SpeechToText, SttEvent, SttStream, SttStreamOptions } from '../cor
 export type { TextToSpeech, TtsAudio, TtsRequest } from '../core/ports/text-to-speech.port.js';
 export type { AudioEncoding, AudioFormat } from '../core/voice/audio-format.js';
 export { AsyncQueue } from './async-queue.js';
+export { abortError } from './abort-error.js';
 export { audioBodyChunks, type AudioBodyOptions } from './audio-body.js';
 export type {
   ChatMessage, FinishReason, LanguageModel, LanguageModelEvent, StreamRequest, StructuredRequest, StructuredResult, TokenUsage, ToolCall, ToolSpec,

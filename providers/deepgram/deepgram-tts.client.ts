@@ -10,7 +10,7 @@
  * - Errors: `ProviderApiError('deepgram', <err_msg>)` (429/5xx retryable); the key never appears in one.
  *   Aborting ends the chunks with an `AbortError`.
  */
-import { audioBodyChunks, NetworkPolicyError, ProviderApiError, type AudioFormat, type TextToSpeech, type TtsAudio, type TtsRequest } from '../../plugins/sdk.js';
+import { abortError, audioBodyChunks, NetworkPolicyError, ProviderApiError, type AudioFormat, type TextToSpeech, type TtsAudio, type TtsRequest } from '../../plugins/sdk.js';
 
 const DEEPGRAM = 'deepgram';
 export const DEEPGRAM_DEFAULT_TTS_MODEL = 'aura-2-thalia-en';
@@ -94,9 +94,4 @@ export class DeepgramTextToSpeech implements TextToSpeech {
   private redact(text: string): string {
     return this.opts.apiKey ? text.split(this.opts.apiKey).join('***') : text;
   }
-}
-
-function abortError(reason: unknown): Error {
-  if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError') return reason as Error;
-  return new DOMException('The operation was aborted', 'AbortError');
 }

@@ -16,7 +16,7 @@
  */
 import type { LookupFunction } from 'node:net';
 import WebSocket from 'ws';
-import { AsyncQueue, NetworkPolicyError, ProviderApiError, type AudioFormat, type ConnectPermit, type TextToSpeech, type TtsAudio, type TtsRequest } from '../../plugins/sdk.js';
+import { abortError, AsyncQueue, NetworkPolicyError, ProviderApiError, type AudioFormat, type ConnectPermit, type TextToSpeech, type TtsAudio, type TtsRequest } from '../../plugins/sdk.js';
 
 const ELEVENLABS = 'elevenlabs';
 /** A premade voice every account has ("Rachel"), used when the workflow names none. */
@@ -182,9 +182,4 @@ function errorText(m: ServerMessage): string | undefined {
 function messageOf(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown };
   return typeof e?.code === 'string' ? e.code : typeof e?.message === 'string' ? e.message : 'network error';
-}
-
-function abortError(reason: unknown): Error {
-  if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError') return reason as Error;
-  return new DOMException('The operation was aborted', 'AbortError');
 }

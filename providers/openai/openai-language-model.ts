@@ -14,7 +14,7 @@
  * `response_format`) is asked again with `json_object`, then with none, and the instance remembers the level
  * that worked. The answer is parsed tolerantly (json-answer.ts).
  */
-import { ProviderApiError } from '../../plugins/sdk.js';
+import { abortError, ProviderApiError } from '../../plugins/sdk.js';
 import type {
   ChatMessage,
   FinishReason,
@@ -29,7 +29,7 @@ import type {
 } from '../../core/ports/language-model.port.js';
 import { parseJsonAnswer } from './json-answer.js';
 import { ToolCallJoiner } from './openai-language-model.tool-calls.js';
-import { abortError, OPENAI_PROVIDER, OpenAiApiError, OpenAiClient, type ChatCompletion, type OpenAiClientOptions, type WireUsage } from './openai.client.js';
+import { OPENAI_PROVIDER, OpenAiApiError, OpenAiClient, type ChatCompletion, type OpenAiClientOptions, type WireUsage } from './openai.client.js';
 
 export type StreamingToolCalls = 'auto' | 'yes' | 'no';
 

@@ -16,7 +16,7 @@
  * <the server's error.message>)` without the key; a transcription that fails for good fails the stream.
  */
 import type { SpeechToText, SttEvent, SttStream, SttStreamOptions, TextToSpeech, TtsAudio, TtsRequest } from '../../plugins/sdk.js';
-import { AsyncQueue, audioBodyChunks, NetworkPolicyError, ProviderApiError, retryDelayMs } from '../../plugins/sdk.js';
+import { abortError, AsyncQueue, audioBodyChunks, NetworkPolicyError, ProviderApiError, retryDelayMs } from '../../plugins/sdk.js';
 import { L16_24K, type AudioFormat } from '../../core/voice/audio-format.js';
 import { alawDecode, mulawDecode } from '../../core/voice/g711.js';
 import { encodePcmWav } from '../../core/voice/wav.js';
@@ -278,9 +278,4 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-function abortError(reason: unknown): Error {
-  if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError') return reason as Error;
-  return new DOMException('The operation was aborted', 'AbortError');
 }

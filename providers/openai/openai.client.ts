@@ -15,7 +15,7 @@
  *   connection in the middle of a stream is one too.
  */
 import { createParser } from 'eventsource-parser';
-import { NetworkPolicyError, ProviderApiError, retryDelayMs } from '../../plugins/sdk.js';
+import { abortError, NetworkPolicyError, ProviderApiError, retryDelayMs } from '../../plugins/sdk.js';
 
 export const OPENAI_PROVIDER = 'openai';
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -273,13 +273,6 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-/** The caller's abort reason when it is already an AbortError, else a new one. */
-export function abortError(reason?: unknown): Error {
-  // Duck-typed: a DOMException from another realm (or a test VM) is not `instanceof Error` here.
-  if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError') return reason as Error;
-  return new DOMException('The operation was aborted', 'AbortError');
 }
 
 /**
