@@ -22,6 +22,7 @@ import type {
   StructuredResult,
   TokenUsage,
 } from '../../core/ports/language-model.port.js';
+import { realSleep } from './real-sleep.js';
 
 export interface ScriptedMatch {
   /** The system prompt contains this text (or matches this pattern). */
@@ -225,20 +226,6 @@ function test(pattern: string | RegExp, text: string): boolean {
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new DOMException('the model request was aborted', 'AbortError');
 }
-
-const realSleep: Sleep = (ms, signal) =>
-  new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new DOMException('the model request was aborted', 'AbortError'));
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new DOMException('the model request was aborted', 'AbortError'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 
 /**
  * Virtual time for tests: a `Clock` whose `sleep` advances it instantly, so scripted word delays cost no real

@@ -17,6 +17,7 @@ import type { AudioFormat } from '../../core/voice/audio-format.js';
 import { alawDecode, alawEncode, mulawDecode, mulawEncode } from '../../core/voice/g711.js';
 import { AsyncQueue } from '../../plugins/async-queue.js';
 import type { Sleep } from './scripted-language-model.js';
+import { realSleep } from './real-sleep.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Test audio
@@ -76,22 +77,6 @@ export function frames(audio: Uint8Array, format: AudioFormat, ms = 20): Uint8Ar
 
 export const durationMs = (audio: Uint8Array | number, format: AudioFormat): number =>
   ((typeof audio === 'number' ? audio : audio.byteLength) / (format.encoding === 'l16' ? 2 : 1) / format.sampleRate) * 1000;
-
-const realSleep: Sleep = (ms, signal) =>
-  new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError());
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(abortError());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-
-const abortError = () => new DOMException('The operation was aborted', 'AbortError');
 
 // ---------------------------------------------------------------------------------------------------------
 // Scripted speech-to-text

@@ -1,0 +1,17 @@
+/** The real-time `Sleep` of the scripted fakes (scripted-language-model.ts, scripted-speech.ts). */
+import type { Sleep } from './scripted-language-model.js';
+
+/** Waits `ms` on a real timer; rejects with an AbortError when `signal` aborts (at once if it already has). */
+export const realSleep: Sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new DOMException('The operation was aborted', 'AbortError'));
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new DOMException('The operation was aborted', 'AbortError'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
