@@ -13,20 +13,13 @@ import { FakeAriServer } from '../../test/fakes/ari/fake-ari-server.js';
 import { mediaTransportData } from './ari-media-bridge.js';
 import { createAriPlugin } from './index.js';
 import type { AriProvider } from './ari.provider.js';
+import { until } from '../../test/support/until.js';
 
 const APP = 'callplane';
 const PASSWORD = 'ari-media-secret';
 const CONNECTION = 'callplane-media';
 const TOKEN = '1900000000.' + 'ab'.repeat(32);
 const plugin = createAriPlugin({ client: { reconnect: { initialDelayMs: 20, maxDelayMs: 200, jitter: false }, pingIntervalMs: 0 }, connectWaitMs: 2000 });
-
-async function until(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** What our media endpoint saw of one connection. */
 interface MediaConnection {

@@ -2,15 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { ProviderApiError } from '../../core/errors.js';
 import { FakeAriServer } from '../../test/fakes/ari/fake-ari-server.js';
 import { AriClient, normalizeEvent, type AriEvent, type AriHealth } from './ari.client.js';
-
-/** Resolves when `predicate` holds, polling; rejects after `ms` with `what` (no assertion on speed). */
-async function until(predicate: () => boolean, what: string, ms = 5000): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { until } from '../../test/support/until.js';
 
 describe('AriClient against the fake ARI server', () => {
   let fake: FakeAriServer;
@@ -118,7 +110,7 @@ describe('AriClient against the fake ARI server', () => {
     fake.simulateRinging('call-1');
     fake.simulateAnswer('call-1');
     fake.simulateHangup('call-1', 16);
-    await until(() => events.some((e) => e.type === 'ChannelDestroyed'), 'ChannelDestroyed');
+    await until('ChannelDestroyed', () => events.some((e) => e.type === 'ChannelDestroyed'));
 
     expect(events.map((e) => e.type)).toEqual([
       'ChannelStateChange', 'Dial', 'ChannelStateChange', 'Dial', 'StasisStart', 'ChannelHangupRequest', 'StasisEnd', 'ChannelDestroyed',
@@ -140,7 +132,7 @@ describe('AriClient against the fake ARI server', () => {
   ])('delivers hangup cause %i (%s) on ChannelDestroyed for an unanswered call', async (cause, text) => {
     await client.originate({ channelId: `c-${cause}`, endpoint: 'PJSIP/100' });
     fake.simulateHangup(`c-${cause}`, cause);
-    await until(() => events.some((e) => e.type === 'ChannelDestroyed'), 'ChannelDestroyed');
+    await until('ChannelDestroyed', () => events.some((e) => e.type === 'ChannelDestroyed'));
     const destroyed = events.find((e) => e.type === 'ChannelDestroyed');
     expect(destroyed).toMatchObject({ channelId: `c-${cause}`, cause, causeText: text });
     expect(events.some((e) => e.type === 'StasisStart')).toBe(false);
@@ -159,19 +151,19 @@ describe('AriClient against the fake ARI server', () => {
     expect(await client.hangup('h-1', 'normal')).toBe('hung_up');
     const del = fake.requests.find((r) => r.method === 'DELETE');
     expect(del).toMatchObject({ path: '/ari/channels/h-1', query: { reason: 'normal' }, status: 204 });
-    await until(() => events.some((e) => e.type === 'ChannelDestroyed'), 'ChannelDestroyed');
+    await until('ChannelDestroyed', () => events.some((e) => e.type === 'ChannelDestroyed'));
     expect(events.find((e) => e.type === 'ChannelDestroyed')?.cause).toBe(16);
     expect(await client.hangup('h-1')).toBe('not_found');
   });
 
   it('an inbound call arrives as StasisStart with caller number and dialed extension, and can be answered', async () => {
     fake.simulateInbound({ channelId: 'in-1', callerNumber: '+15557654321', dialedExten: '+15550009999' });
-    await until(() => events.length > 0, 'StasisStart');
+    await until('StasisStart', () => events.length > 0);
     expect(events[0]).toMatchObject({
       type: 'StasisStart', channelId: 'in-1', callerNumber: '+15557654321', dialedExten: '+15550009999', state: 'Ring', args: [],
     });
     await client.answer('in-1');
-    await until(() => events.some((e) => e.type === 'ChannelStateChange'), 'answer state change');
+    await until('answer state change', () => events.some((e) => e.type === 'ChannelStateChange'));
     expect(events.find((e) => e.type === 'ChannelStateChange')?.state).toBe('Up');
     expect((await client.getChannel('in-1'))?.state).toBe('Up');
     await expect(client.answer('gone')).rejects.toMatchObject({ provider: 'ari', detail: expect.stringContaining('HTTP 404') });
@@ -183,14 +175,14 @@ describe('AriClient against the fake ARI server', () => {
     const firstConnectedAt = client.health().lastConnectedAt;
     fake.refuseWebSockets = true;
     fake.dropWebSockets();
-    await until(() => client.health().reconnectAttempts >= 3, 'three refused attempts');
+    await until('three refused attempts', () => client.health().reconnectAttempts >= 3);
     const down = client.health();
     expect(down.connected).toBe(false);
     expect(down.lastError).toContain('503');
     expect(down.lastDisconnectedAt).toBeDefined();
 
     fake.refuseWebSockets = false;
-    await until(() => client.health().connected, 'reconnection');
+    await until('reconnection', () => client.health().connected);
     const up = client.health();
     expect(up).toMatchObject({ connected: true, reconnectAttempts: 0, reconnects: 1 });
     expect(up.lastConnectedAt! >= firstConnectedAt!).toBe(true);
@@ -201,7 +193,7 @@ describe('AriClient against the fake ARI server', () => {
 
     // events flow on the new socket
     fake.simulateInbound({ channelId: 'after', callerNumber: '+1555', dialedExten: '100' });
-    await until(() => events.some((e) => e.channelId === 'after'), 'event after reconnect');
+    await until('event after reconnect', () => events.some((e) => e.channelId === 'after'));
     // the refused upgrades were recorded by the fake
     expect(fake.requests.filter((r) => r.websocket && r.status === 503).length).toBeGreaterThanOrEqual(3);
   });
@@ -214,11 +206,11 @@ describe('AriClient against the fake ARI server', () => {
     });
     fake.refuseWebSockets = true;
     await expect(c.connect()).rejects.toBeInstanceOf(ProviderApiError);
-    await until(() => delays.length >= 4, 'four retries');
+    await until('four retries', () => delays.length >= 4);
     // the first attempt failed, so the first retry waits initial × factor; then capped at 40
     expect(delays.slice(0, 4)).toEqual([30, 40, 40, 40]);
     fake.refuseWebSockets = false;
-    await until(() => c.health().connected, 'late connection');
+    await until('late connection', () => c.health().connected);
   });
 
   it('rejects wrong credentials with a safe ProviderApiError and keeps retrying in the background', async () => {
@@ -258,7 +250,7 @@ describe('AriClient against the fake ARI server', () => {
 
   it('close() stops the socket for good: no reconnect, connect() refused', async () => {
     await client.close();
-    await until(() => fake.connectedApps.length === 0, 'socket closed');
+    await until('socket closed', () => fake.connectedApps.length === 0);
     expect(client.health().connected).toBe(false);
     await new Promise((r) => setTimeout(r, 100));
     expect(fake.connectedApps).toEqual([]);

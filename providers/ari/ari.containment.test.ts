@@ -9,14 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { FakeAriServer } from '../../test/fakes/ari/fake-ari-server.js';
 import { providerFaultOf } from '../../plugins/provider-faults.js';
 import { AriClient, type AriClientOptions, type AriEvent } from './ari.client.js';
-
-async function until(predicate: () => boolean, what: string, ms = 5000): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { until } from '../../test/support/until.js';
 
 describe('ARI connection failures stay inside the connection', () => {
   let fake: FakeAriServer;
@@ -66,7 +59,7 @@ describe('ARI connection failures stay inside the connection', () => {
     expect((err as Error).message).toBe('ARI endpoint answered a redirect (302) to http://169.254.169.254/latest/meta-data/; redirects are not followed');
     const h = client.health();
     expect(h).toMatchObject({ connected: false, reconnectAttempts: 1, lastError: (err as Error).message });
-    await until(() => client.health().reconnectAttempts >= 2, 'a background retry');
+    await until('a background retry', () => client.health().reconnectAttempts >= 2);
     expect(escaped).toEqual([]);
   });
 
@@ -135,7 +128,7 @@ describe('ARI connection failures stay inside the connection', () => {
       client.onEvent((e) => events.push(e));
       await client.connect();
       fake.simulateInbound({ channelId: `in-${mode}`, callerNumber: '+15550001', dialedExten: '200', app: 'callplane' });
-      await until(() => events.some((e) => e.channelId === `in-${mode}`), 'the inbound event');
+      await until('the inbound event', () => events.some((e) => e.channelId === `in-${mode}`));
       expect(client.health().connected).toBe(true);
       // nothing came of the malformed messages; the undeclared event type is passed on as-is (the provider ignores it)
       expect(events.filter((e) => e.channelId !== 'ghost').map((e) => e.channelId)).toEqual([`in-${mode}`]);
@@ -148,9 +141,9 @@ describe('ARI connection failures stay inside the connection', () => {
     fake.eventSocketMisbehaviour = 'bad-frame';
     const client = newClient();
     await client.connect().catch(() => undefined); // may open first, then break
-    await until(() => !client.health().connected && /Invalid WebSocket frame/.test(client.health().lastError ?? ''), 'the broken socket');
+    await until('the broken socket', () => !client.health().connected && /Invalid WebSocket frame/.test(client.health().lastError ?? ''));
     fake.eventSocketMisbehaviour = undefined;
-    await until(() => client.health().connected, 'a reconnect');
+    await until('a reconnect', () => client.health().connected);
     expect(escaped).toEqual([]);
   });
 

@@ -15,17 +15,10 @@ import twilio from '../twilio/index.js';
 import { FakeAriServer } from '../../test/fakes/ari/fake-ari-server.js';
 import { startTestService, type TestService } from '../../test/support/test-service.js';
 import { createAriPlugin } from './index.js';
+import { until } from '../../test/support/until.js';
 
 const APP = 'callplane';
 const PASSWORD = 'ari-e2e-password';
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('ARI through the running service', () => {
   let fake: FakeAriServer;

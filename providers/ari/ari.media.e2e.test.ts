@@ -20,18 +20,14 @@ import { ProviderRegistry } from '../../plugins/provider-registry.js';
 import { FakeAriServer } from '../../test/fakes/ari/fake-ari-server.js';
 import { startTestService, type TestService } from '../../test/support/test-service.js';
 import { createAriPlugin } from './index.js';
+import { until as waitUntil } from '../../test/support/until.js';
 
 const APP = 'callplane';
 const PASSWORD = 'ari-media-e2e-password';
 const CONNECTION = 'callplane-media';
 
-async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 8000): Promise<void> {
-  const start = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** Media round trips through the fake Asterisk take longer: 8 s unless told. */
+const until = (what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 8000) => waitUntil(what, cond, timeoutMs);
 
 describe('ARI call media through the running service', () => {
   let fake: FakeAriServer;

@@ -10,6 +10,7 @@ import { checkAriEndpoint } from './ari-endpoint-policy.js';
 import { ariAccountId, ariConnectionsOf, createAriPlugin } from './index.js';
 import { AriProvider, dialString } from './ari.provider.js';
 import { ARI_UNANSWERED_CAUSE, mapAriHangup } from './ari.status-map.js';
+import { until } from '../../test/support/until.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const APP = 'callplane';
@@ -17,14 +18,6 @@ const PASSWORD = 'ari-secret-1234';
 
 /** Fast reconnects, no keep-alive pings: tests stay quick and leave no timers. */
 const plugin = createAriPlugin({ client: { reconnect: { initialDelayMs: 20, maxDelayMs: 200, jitter: false }, pingIntervalMs: 0 }, connectWaitMs: 2000 });
-
-async function until(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 const statuses = (events: NormalizedCallEvent[]) => events.map((e) => (e.kind === 'status' ? [e.status, e.outcome ?? null] : ['ignored', null]));
 

@@ -5,19 +5,12 @@ import { FakeAriServer } from '../../test/fakes/ari/fake-ari-server.js';
 import { TRANSFER_MARK, transferReasonOfCause } from './ari-transfer.js';
 import { AriProvider } from './ari.provider.js';
 import { createAriPlugin } from './index.js';
+import { until } from '../../test/support/until.js';
 
 const APP = 'callplane';
 const PASSWORD = 'ari-secret-1234';
 const plugin = createAriPlugin({ client: { reconnect: { initialDelayMs: 20, maxDelayMs: 200, jitter: false }, pingIntervalMs: 0 }, connectWaitMs: 2000 });
 const OPTIONS: TransferOptions = { runId: 42, answerUrl: '', statusCallbackUrl: '', callerId: '+15550001111', ringTimeoutSeconds: 20 };
-
-async function until(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe('AriProvider.transfer against the fake Asterisk: originate the target, bridge on answer', () => {
   let fake: FakeAriServer;
