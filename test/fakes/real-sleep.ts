@@ -1,5 +1,7 @@
-/** The real-time `Sleep` of the scripted fakes (scripted-language-model.ts, scripted-speech.ts). */
-import type { Sleep } from './scripted-language-model.js';
+/** The `Sleep` of the scripted fakes (scripted-language-model.ts, scripted-speech.ts) and its real-time form. */
+
+/** Waits `ms` (a real or a virtual clock); rejects with an AbortError when `signal` aborts. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 /** Waits `ms` on a real timer; rejects with an AbortError when `signal` aborts (at once if it already has). */
 export const realSleep: Sleep = (ms, signal) =>

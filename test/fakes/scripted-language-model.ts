@@ -22,7 +22,7 @@ import type {
   StructuredResult,
   TokenUsage,
 } from '../../core/ports/language-model.port.js';
-import { realSleep } from './real-sleep.js';
+import { realSleep, type Sleep } from './real-sleep.js';
 
 export interface ScriptedMatch {
   /** The system prompt contains this text (or matches this pattern). */
@@ -86,7 +86,7 @@ export interface RecordedModelRequest {
   schema?: Record<string, unknown>;
 }
 
-export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+export type { Sleep } from './real-sleep.js';
 
 interface Rule<R> {
   when: ScriptedMatch;
