@@ -3,8 +3,8 @@ import type { ProviderManifest } from '../../core/telephony/provider-manifest.js
 export const DEEPGRAM_DEFAULT_BASE_URL = 'wss://api.deepgram.com';
 
 /**
- * Deepgram (API.md 10): live transcription over its WebSocket (stt) and Aura text-to-speech (tts). The
- * clients arrive with the voice pipeline; the manifest lets organizations store the account now.
+ * Deepgram (API.md 10): live transcription over its WebSocket (stt, deepgram-stt.client.ts) and Aura
+ * text-to-speech (tts, deepgram-tts.client.ts).
  */
 export const deepgramManifest: ProviderManifest = {
   id: 'deepgram',

@@ -6,8 +6,8 @@ import { DeepgramTextToSpeech } from './deepgram-tts.client.js';
 const baseUrlOf = (config: Record<string, unknown>) => configString(config.base_url) || DEEPGRAM_DEFAULT_BASE_URL;
 
 /**
- * Deepgram (API.md 10): stt and tts. The streaming clients come with the voice pipeline; today the plugin
- * stores and checks the account (`base_url` through the SSRF policy's shape check, WebSocket schemes).
+ * Deepgram (API.md 10): stt and tts for talking calls; `base_url` passes the SSRF policy's shape check at save
+ * (WebSocket schemes) and every connection is checked again when it opens.
  */
 export default defineAiProviderPlugin({
   manifest: deepgramManifest,

@@ -3,8 +3,8 @@ import type { ProviderManifest } from '../../core/telephony/provider-manifest.js
 export const ELEVENLABS_DEFAULT_BASE_URL = 'wss://api.elevenlabs.io';
 
 /**
- * ElevenLabs (API.md 10): text-to-speech over the stream-input WebSocket (`output_format=ulaw_8000`). The
- * client arrives with the voice pipeline; the manifest lets organizations store the account now.
+ * ElevenLabs (API.md 10): text-to-speech over the stream-input WebSocket (`output_format=ulaw_8000`,
+ * elevenlabs.client.ts).
  */
 export const elevenlabsManifest: ProviderManifest = {
   id: 'elevenlabs',

@@ -3,8 +3,8 @@ import { ELEVENLABS_DEFAULT_BASE_URL, elevenlabsManifest } from './elevenlabs.ma
 import { ElevenLabsTextToSpeech } from './elevenlabs.client.js';
 
 /**
- * ElevenLabs (API.md 10): tts. The streaming client comes with the voice pipeline; today the plugin stores
- * and checks the account (`base_url` through the SSRF policy's shape check, WebSocket schemes).
+ * ElevenLabs (API.md 10): tts for talking calls; `base_url` passes the SSRF policy's shape check at save
+ * (WebSocket schemes) and every connection is checked again when it opens.
  */
 export default defineAiProviderPlugin({
   manifest: elevenlabsManifest,

@@ -4,7 +4,7 @@ export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 /**
  * OpenAI and every OpenAI-compatible server (API.md 10): chat completions with streaming and tools (llm);
- * `/audio/transcriptions` (stt) and `/audio/speech` (tts) arrive with the voice pipeline. `base_url` points at
+ * `/audio/transcriptions` (stt) and `/audio/speech` (tts) in openai-speech.client.ts. `base_url` points at
  * vLLM, Ollama, llama.cpp, Groq, Together...; a local server needs no key.
  */
 export const openaiManifest: ProviderManifest = {
