@@ -203,7 +203,10 @@ describe('ARI call media (bridge + chan_websocket external media)', () => {
       kind: 'status', providerCallId: 'media-out-2', runId: 43, status: 'failed', outcome: 'failed',
       detail: expect.stringContaining('external_host must be a valid websocket_client connection id.'),
     });
-    // the channel's own end after that reports nothing more
+    // the caller channel's own end event arrives over the events socket after the hang-up: once it is handled the
+    // call is forgotten, and it reported nothing more
+    await until('the call is forgotten', () => (p.health().detail as { tracked_calls?: number }).tracked_calls === 0);
+    await p.idle();
     expect(statuses(reported)).toEqual(['media-out-2:in_progress', 'media-out-2:in_progress', 'media-out-2:failed']);
     expect(p.health().detail).toMatchObject({ media_calls: 0, tracked_calls: 0 });
   });
