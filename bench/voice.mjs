@@ -7,7 +7,12 @@
 // reply. Measured at the caller's wire: end of its speech (last voiced frame sent) → first voiced agent frame;
 // barge-in: first voiced frame of its speech → the `clear`. Reference, same run: what the fakes and the VAD need
 // by configuration, measured where they are (the VAD's silence hangover + the fake's own STT, first-token and
-// first-audio times); platform overhead = ours − reference. `node bench/voice.mjs` after `npm run build`.
+// first-audio times); platform overhead = ours − reference. First words: the caller's `start` message → the
+// first voiced greeting frame at its wire. False interruptions: after the barge-in, one more turn per fixture, and
+// 200 ms into the agent's reply the caller plays a backchannel or line noise (test/fixtures/audio: "uh-huh", quiet
+// pink noise, louder hiss); a `clear` while it plays (or within 1 s after) counts as a false interruption. The
+// whole run is repeated per VAD (BENCH_VOICE_VADS, default energy,silero: CALLPLANE_VOICE_VAD).
+// `node bench/voice.mjs` after `npm run build`.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -16,6 +21,8 @@ import { dist, freshDir, percentile, report } from './lib.mjs';
 
 const CALLS = (process.env.BENCH_VOICE_CALLS ?? '1,50').split(',').map(Number);
 const TURNS = Number(process.env.BENCH_VOICE_TURNS ?? 3);
+const VADS = (process.env.BENCH_VOICE_VADS ?? 'energy,silero').split(',');
+const FIRST_WORDS_TARGET_MS = 150;
 const STT_MS = 100;
 const LLM_MS = 200;
 const TTS_MS = 80;
@@ -79,6 +86,9 @@ async function workerMain() {
     fake.tts.length = 0;
     const speech = new Uint8Array(m.speech);
     const barge = new Uint8Array(m.barge);
+    const noises = m.noises.map((n) => ({ name: n.name, audio: new Uint8Array(n.audio) }));
+    const firstWords = [];
+    const falseInterruptions = Object.fromEntries(noises.map((n) => [n.name, { played: 0, clears: 0 }]));
     const latencies = [];
     const bargeIns = [];
     const failures = [];
@@ -88,7 +98,10 @@ async function workerMain() {
       let caller;
       try {
         caller = await TwilioMediaCaller.connect({ url: call.url, callSid: call.callSid, parameters: call.parameters });
+        // connect() sends `start` and then starts the caller's clock (startMs) at once
+        const startSentAt = caller.startMs;
         await caller.until('greeting', () => caller.agentVoiceAt.length > 0, 10_000);
+        firstWords.push(caller.agentVoiceAt[0] - startSentAt);
         for (let turn = 0; turn <= TURNS; turn++) {
           // wait for the agent to finish (no voice for 700 ms)
           await caller.until('agent quiet', () => performance.now() - caller.agentVoiceAt.at(-1) > 700, 20_000);
@@ -103,6 +116,22 @@ async function workerMain() {
             const b = caller.speak(barge);
             await caller.until('clear', () => caller.clearsAt.length > clears, 5000);
             bargeIns.push(caller.clearsAt[clears] - caller.spoke[b].onsetMs);
+            // false interruptions: per fixture one more turn, and 200 ms into the reply the backchannel or noise
+            for (const noise of noises) {
+              await caller.until('agent quiet', () => performance.now() - caller.agentVoiceAt.at(-1) > 1500, 20_000);
+              const ask = caller.speak(speech);
+              await caller.until('line sent', () => caller.spoke[ask].endMs !== null, 10_000);
+              const askEnd = caller.spoke[ask].endMs;
+              await caller.until('reply starts', () => caller.agentVoiceAt.at(-1) > askEnd, 10_000);
+              await new Promise((r) => setTimeout(r, 200));
+              const from = performance.now();
+              const n = caller.speak(noise.audio);
+              await caller.until('noise sent', () => caller.spoke[n].endMs !== null, 10_000);
+              await new Promise((r) => setTimeout(r, 1000));
+              const to = caller.spoke[n].endMs + 1000;
+              falseInterruptions[noise.name].played++;
+              if (caller.clearsAt.some((t) => t >= from && t <= to)) falseInterruptions[noise.name].clears++;
+            }
             break;
           }
           const before = caller.agentVoiceAt.length;
@@ -122,7 +151,7 @@ async function workerMain() {
         caller?.close();
       }
     }));
-    parentPort.postMessage({ type: 'done', latencies, bargeIns, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
+    parentPort.postMessage({ type: 'done', latencies, bargeIns, firstWords, falseInterruptions, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
   });
 }
 
@@ -148,13 +177,22 @@ async function main() {
   const trim = (data) => data.subarray(4000, data.length - 5600); // lead 500 ms, tail 700 ms
   const speech = trim(fixture('yes-i-will-attend'));
   const barge = trim(fixture('barge-in-long')).subarray(0, 8000);
+  // the backchannel without its silent lead and tail; the noises whole (2 s each)
+  const noises = [
+    { name: 'uh-huh', audio: trim(fixture('uh-huh')) },
+    { name: 'noise-low-2s', audio: fixture('noise-low-2s') },
+    { name: 'noise-hiss-2s', audio: fixture('noise-hiss-2s') },
+  ];
 
   const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { worker: true } });
   const fakeUrl = await new Promise((r) => worker.once('message', (m) => r(m.url)));
   const twilio = await FakeTwilioServer.start({ numbers: [{ phoneNumber: '+15550007777' }] });
 
   const PUBLIC = 'https://cp.example.test';
-  const settings = loadSettings({ CALLPLANE_SIGNUP: 'open', CALLPLANE_DATA_DIR: freshDir('voice'), LOG_LEVEL: 'warn', CALLPLANE_PUBLIC_URL: PUBLIC, CALLPLANE_ALLOW_PRIVATE_NETWORK: 'true', CALLPLANE_VOICE_VAD: 'energy', CALLPLANE_MEDIA_MAX_SESSIONS: '1000' });
+  let seq = 0;
+  const results = [];
+  for (const vad of VADS) {
+  const settings = loadSettings({ CALLPLANE_SIGNUP: 'open', CALLPLANE_DATA_DIR: freshDir(`voice-${vad}`), LOG_LEVEL: 'warn', CALLPLANE_PUBLIC_URL: PUBLIC, CALLPLANE_ALLOW_PRIVATE_NETWORK: 'true', CALLPLANE_VOICE_VAD: vad, CALLPLANE_MEDIA_MAX_SESSIONS: '1000' });
   const plugins = BUILT_IN_PROVIDER_PLUGINS.filter((p) => p.manifest.id !== 'twilio').concat(createTwilioPlugin({ apiBaseUrl: twilio.url, client: { sleep: async () => undefined } }));
   const providers = ProviderRegistry.builtIn({ allowPrivateNetwork: true }, plugins);
   const logger = PinoLogger.create({ level: 'warn', extraSensitive: providers.sensitiveFieldNames() });
@@ -182,8 +220,6 @@ async function main() {
   const tw = await request('POST', '/organizations/telephony-configs', { name: 'Twilio', config: { provider: 'twilio', account_sid: twilio.accountSid, auth_token: twilio.authToken } }, auth);
   await request('POST', `/organizations/telephony-configs/${tw.id}/phone-numbers`, { address: '+15550007777', inbound_workflow_id: wf.id }, auth);
 
-  let seq = 0;
-  const results = [];
   for (const n of CALLS) {
     const calls = [];
     for (let i = 0; i < n; i++) {
@@ -200,7 +236,7 @@ async function main() {
     const cpu0 = process.cpuUsage();
     const main0 = mainThreadCpuMs();
     const t0 = performance.now();
-    worker.postMessage({ type: 'calls', calls, speech: [...speech], barge: [...barge] });
+    worker.postMessage({ type: 'calls', calls, speech: [...speech], barge: [...barge], noises: noises.map((x) => ({ name: x.name, audio: [...x.audio] })) });
     const done = await new Promise((r) => worker.on('message', function onDone(m) {
       if (m.type === 'done') {
         worker.off('message', onDone);
@@ -216,10 +252,12 @@ async function main() {
     const p50 = percentile(done.latencies, 50);
     const p95 = percentile(done.latencies, 95);
     const result = {
-      calls: n, turns: done.latencies.length, replies_before_end_of_speech: done.early, failures: done.failures.length, failure_examples: done.failures.slice(0, 3),
+      vad, calls: n, turns: done.latencies.length, replies_before_end_of_speech: done.early, failures: done.failures.length, failure_examples: done.failures.slice(0, 3),
       latency_p50_ms: round(p50), latency_p95_ms: round(p95), reference_ms: round(reference),
       overhead_p50_ms: round(p50 - reference), overhead_p95_ms: round(p95 - reference),
       fake_ms: { vad_hangover: VAD_HANGOVER_MS, stt: round(mean(done.fake.stt)), llm_first_token: round(mean(done.fake.llm)), tts_first_audio: round(mean(done.fake.tts)) },
+      first_words: { calls: done.firstWords.length, p50_ms: round(percentile(done.firstWords, 50)), p95_ms: round(percentile(done.firstWords, 95)), target_ms: FIRST_WORDS_TARGET_MS },
+      false_interruptions: done.falseInterruptions,
       barge_in: { events: done.bargeIns.length, p50_ms: round(percentile(done.bargeIns, 50)), p95_ms: round(percentile(done.bargeIns, 95)), target_ms: MIN_SPEECH_MS + 100 },
       service_cpu_percent_of_core: round((100 * (cpu.user + cpu.system) / 1000) / wall),
       event_loop_delay_p99_ms: round(loopDelay.percentile(99) / 1e6),
@@ -231,9 +269,12 @@ async function main() {
     results.push(result);
     process.stdout.write(`${JSON.stringify(result)}\n`);
   }
+  await container.get(LifecycleToken).stop?.();
+  server.closeAllConnections?.();
+  await new Promise((r) => server.close(r));
+  }
   report({ name: 'voice', results });
   await worker.terminate();
-  server.closeAllConnections?.();
   await twilio.close();
   process.exit(0);
 }
