@@ -3,7 +3,7 @@ import { CONVERSATION_STATE_VERSION, type ConversationState } from '../../core/c
 import { ConflictError } from '../../core/errors.js';
 import type { ChatRepository } from '../../core/ports/chat.repository.port.js';
 import type { WorkflowRepository } from '../../core/ports/workflow.repository.port.js';
-import { exampleWorkflowDefinition } from '../../core/workflows/example-definition.js';
+import { createExampleWorkflow } from './example-workflow.js';
 
 export interface ChatRepositoryHarness {
   repo: ChatRepository;
@@ -52,15 +52,7 @@ export function runChatRepositoryContract(label: string, make: () => Promise<Cha
     let wfA: { id: number; definitionId: number };
     let wfA2: { id: number; definitionId: number };
     let wfB: { id: number; definitionId: number };
-    let n = 0;
-
-    const workflow = async (org: number) => {
-      const { workflow: w, current } = await h.workflows.create(org, {
-        name: 'Agent', workflowUuid: `00000000-0000-4000-9000-${String(++n).padStart(12, '0')}`,
-        definition: structuredClone(exampleWorkflowDefinition), templateContextVariables: {}, workflowConfigurations: {}, now: t0,
-      });
-      return { id: w.id, definitionId: current.id };
-    };
+    const workflow = (org: number) => createExampleWorkflow(h.workflows, org, t0);
     const chat = (org: number, wf: { id: number; definitionId: number }, now = t0, state = sampleConversationState()) =>
       h.repo.create(org, { workflowId: wf.id, definitionId: wf.definitionId, state, now });
 

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { ConflictError } from '../../core/errors.js';
 import type { NewRun, RunRepository } from '../../core/ports/run.repository.port.js';
 import type { WorkflowRepository } from '../../core/ports/workflow.repository.port.js';
-import { exampleWorkflowDefinition } from '../../core/workflows/example-definition.js';
+import { createExampleWorkflow } from './example-workflow.js';
 
 export interface RunRepositoryHarness {
   repo: RunRepository;
@@ -26,15 +26,7 @@ export function runRunRepositoryContract(label: string, make: () => Promise<RunR
     let wfB: { id: number; definitionId: number };
     const t0 = new Date('2026-03-01T10:00:00.000Z');
     const at = (s: number) => new Date(t0.getTime() + s * 1000);
-    let n = 0;
-
-    const workflow = async (org: number) => {
-      const { workflow: w, current } = await h.workflows.create(org, {
-        name: 'Agent', workflowUuid: `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`,
-        definition: structuredClone(exampleWorkflowDefinition), templateContextVariables: {}, workflowConfigurations: {}, now: t0,
-      });
-      return { id: w.id, definitionId: current.id };
-    };
+    const workflow = (org: number) => createExampleWorkflow(h.workflows, org, t0);
 
     beforeEach(async () => {
       h = await make();
