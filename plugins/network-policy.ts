@@ -19,6 +19,9 @@
  *   not followed"). Connection failures reject with the socket's error (e.g. ECONNREFUSED); `init.signal` aborts.
  *   Node 20's global `fetch` (undici) has no per-request `lookup`, so it is not used here.
  * - `classifyAddress(ip)`: 'metadata' | 'private' | 'public' for one resolved address.
+ * - `PinnedPoster`: POSTs for many small requests to few receivers (webhooks): a check reused for at most 1 s
+ *   per URL and only towards the addresses it checked, keep-alive pools per receiver and checked address set,
+ *   status only (the body drained), redirects refused, the whole exchange bounded by a timeout.
  *
  * Rules: cloud-metadata addresses and names (`METADATA_HOSTS`) are always refused, in every spelling: IPv4-mapped
  * or -compatible IPv6 (`::ffff:169.254.169.254`), NAT64 (`64:ff9b::a9fe:a9fe`), 6to4 (`2002:a9fe:a9fe::`), and the
