@@ -1,6 +1,6 @@
 // Shared helpers of the benchmark suite (plain ESM over the built dist/; never part of `npm test`).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -158,3 +158,17 @@ export function report(result) {
 }
 
 export const fmt = (x, digits = 1) => (typeof x === 'number' && Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 }) : String(x));
+
+/**
+ * CPU time (user + system, ms) of this process's main thread alone (worker threads excluded), from /proc (Linux,
+ * 10 ms ticks); null elsewhere. Time spent waiting for a core is not counted, so it holds up under load.
+ */
+export function mainThreadCpuMs() {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
+}

@@ -8,10 +8,12 @@ import 'reflect-metadata';
 import http from 'node:http';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { createSimulatorConfig, createWorkflow, csvOf, dist, freePort, freshDir, must, percentile, report, uploadCsv } from './lib.mjs';
+import { createSimulatorConfig, createWorkflow, csvOf, dist, freePort, freshDir, mainThreadCpuMs, must, percentile, report, uploadCsv } from './lib.mjs';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 1000);
 const PER_ENDPOINT = 16;
+// 0 leaves the campaign out (to see the deliveries' own cost while iterating); the benchmark's figure runs it
+const CAMPAIGN_CALLS = Number(process.env.BENCH_WEBHOOK_CAMPAIGN_CALLS ?? 100);
 const now = () => performance.timeOrigin + performance.now();
 
 function startReceiver() {
@@ -102,18 +104,22 @@ async function ours(receiver) {
   const org = signup.user.organization_id;
   await must(api.post('/organizations/webhooks', { url: receiver.url, events: ['call.ended'] }, auth), 'webhook');
   // the campaign that runs meanwhile: 100 calls, 20 at a time, each talking 1.5 s (its own call.ended go out too)
-  const workflowId = await createWorkflow(api, auth);
-  await createSimulatorConfig(api, auth, { ringMs: 50, talkMs: 1500 });
-  const key = await uploadCsv(api, auth, csvOf(100));
-  const campaign = await must(api.post('/campaign/create', {
-    name: 'Load', workflow_id: workflowId, source_type: 'csv', source_id: key, max_concurrency: 20, retry_config: { enabled: false },
-  }, auth), 'campaign');
-  await must(api.post(`/campaign/${campaign.id}/start`, undefined, auth), 'start');
+  let campaign = null;
+  if (CAMPAIGN_CALLS > 0) {
+    const workflowId = await createWorkflow(api, auth);
+    await createSimulatorConfig(api, auth, { ringMs: 50, talkMs: 1500 });
+    const key = await uploadCsv(api, auth, csvOf(CAMPAIGN_CALLS));
+    campaign = await must(api.post('/campaign/create', {
+      name: 'Load', workflow_id: workflowId, source_type: 'csv', source_id: key, max_concurrency: 20, retry_config: { enabled: false },
+    }, auth), 'campaign');
+    await must(api.post(`/campaign/${campaign.id}/start`, undefined, auth), 'start');
+  }
   await new Promise((r) => setTimeout(r, 500));
 
   const publisher = api.container.get(EventPublisher);
   const published = new Map();
   const publishMs = [];
+  const cpu0 = mainThreadCpuMs();
   const t0 = now();
   for (let i = 0; i < EVENTS; i++) {
     const id = 1_000_000 + i;
@@ -131,14 +137,16 @@ async function ours(receiver) {
     for (const [runId, at] of await receiver.drain()) if (published.has(runId) && !got.has(runId)) got.set(runId, at);
     await new Promise((r) => setTimeout(r, 20));
   }
+  const cpu = cpu0 === null ? null : mainThreadCpuMs() - cpu0;
   const last = Math.max(...got.values());
   const latencies = [...got].map(([id, at]) => at - published.get(id));
-  const state = (await api.get(`/campaign/${campaign.id}`, auth)).body;
+  const state = campaign ? (await api.get(`/campaign/${campaign.id}`, auth)).body : { state: null, processed_rows: null };
   await api.container.get(WebhookDispatcher).idle();
   await api.stop();
   return {
     received: got.size, seconds: (last - t0) / 1000, per_second: got.size / ((last - t0) / 1000),
     p50_ms: percentile(latencies, 50), p95_ms: percentile(latencies, 95), max_ms: Math.max(...latencies),
+    main_thread_cpu_ms_per_event: cpu === null ? null : cpu / EVENTS,
     publish_p50_ms: percentile(publishMs, 50), publish_p95_ms: percentile(publishMs, 95), publish_total_ms: publishedIn,
     campaign_state_at_end: state.state, campaign_processed_at_end: state.processed_rows,
   };
@@ -155,6 +163,7 @@ async function bare(receiver, bodies) {
     req.end(body);
   });
   const sent = new Map();
+  const cpu0 = mainThreadCpuMs();
   const t0 = now();
   let next = 0;
   await Promise.all(Array.from({ length: PER_ENDPOINT }, async () => {
@@ -164,12 +173,13 @@ async function bare(receiver, bodies) {
       await post(bodies[i].replace('"run_id":1000000', `"run_id":${2_000_000 + i}`));
     }
   }));
+  const cpu = cpu0 === null ? null : mainThreadCpuMs() - cpu0;
   const got = new Map();
   for (const [runId, at] of await receiver.drain()) if (sent.has(runId)) got.set(runId, at);
   const last = Math.max(...got.values());
   agent.destroy();
   const latencies = [...got].map(([id, at]) => at - sent.get(id));
-  return { received: got.size, seconds: (last - t0) / 1000, per_second: got.size / ((last - t0) / 1000), p50_ms: percentile(latencies, 50), p95_ms: percentile(latencies, 95) };
+  return { received: got.size, seconds: (last - t0) / 1000, per_second: got.size / ((last - t0) / 1000), p50_ms: percentile(latencies, 50), p95_ms: percentile(latencies, 95), main_thread_cpu_ms_per_event: cpu === null ? null : cpu / bodies.length };
 }
 
 const receiver = await startReceiver();
@@ -179,4 +189,4 @@ const { deliveryBody, callEventData } = await dist('core/webhooks/webhook-events
 const sample = deliveryBody(1, 'call.ended', new Date(), await callEventData({ view: async (run) => ({ run, transcriptUrl: null, recordingUrl: null, initialContext: run.initialContext, gatheredContext: run.gatheredContext }) }, fakeRun(1, 1_000_000)));
 const b = await bare(receiver, Array.from({ length: EVENTS }, () => sample));
 receiver.close();
-report({ events: EVENTS, per_endpoint: PER_ENDPOINT, body_bytes: Buffer.byteLength(sample), ours: o, bare: b, ratio: o.per_second / b.per_second, target_ratio: 0.5, target_p95_ms: 1000, campaign_calls: 100 });
+report({ events: EVENTS, per_endpoint: PER_ENDPOINT, body_bytes: Buffer.byteLength(sample), ours: o, bare: b, ratio: o.per_second / b.per_second, target_ratio: 0.5, target_p95_ms: 1000, campaign_calls: CAMPAIGN_CALLS });

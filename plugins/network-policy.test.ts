@@ -9,6 +9,8 @@ import {
   classifyAddress,
   NetworkPolicyError,
   pinnedLookup,
+  PinnedPoster,
+  PinnedPostTimeoutError,
   policyFetch,
   type HostResolver,
 } from './network-policy.js';
@@ -243,5 +245,127 @@ describe('cachingResolver (how the system resolver is reused)', () => {
     await expect(assertConnectable('http://svc.example/', { ...strict, resolve })).rejects.toMatchObject({ code: 'refused_address' });
     await expect(assertConnectable('http://meta.example/', { ...open, resolve })).rejects.toMatchObject({ code: 'refused_address' });
     await expect(assertConnectable('http://meta.example/', { ...open, resolve })).rejects.toMatchObject({ code: 'refused_address' });
+  });
+});
+
+describe('PinnedPoster (webhook deliveries)', () => {
+  const servers: http.Server[] = [];
+  afterEach(async () => {
+    for (const s of servers.splice(0)) {
+      s.closeAllConnections();
+      await new Promise<void>((r) => s.close(() => r()));
+    }
+  });
+
+  /** A server on `host` (port 0 = any) that records each request's host header and the socket's local address. */
+  async function serve(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, host = '127.0.0.1', port = 0) {
+    const seen: Array<{ host: string | undefined; local: string | undefined; body: string }> = [];
+    const sockets = { opened: 0, closed: 0 };
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += String(c)));
+      req.on('end', () => {
+        seen.push({ host: req.headers.host, local: req.socket.localAddress, body });
+        handler(req, res);
+      });
+    });
+    server.keepAliveTimeout = 60_000;
+    server.on('connection', (s) => {
+      sockets.opened++;
+      s.on('close', () => sockets.closed++);
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(port, host, () => r()));
+    return { port: (server.address() as AddressInfo).port, seen, sockets };
+  }
+  const post = (p: PinnedPoster, url: string, timeoutMs = 10_000) => p.post(url, { headers: { 'content-type': 'application/json' }, body: '{"a":1}', timeoutMs });
+
+  it('refuses a redirect and never follows it', async () => {
+    const s = await serve((_req, res) => res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end());
+    const p = new PinnedPoster({ ...open, label: 'Webhook endpoint' });
+    const err = await post(p, `http://127.0.0.1:${s.port}/hooks`).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkPolicyError);
+    expect(err).toMatchObject({ code: 'redirect_refused', redirect: { status: 302, location: 'http://169.254.169.254/latest/meta-data/' } });
+    expect((err as Error).message).toBe('Webhook endpoint answered a redirect (302) to http://169.254.169.254/latest/meta-data/; redirects are not followed');
+    expect(s.seen).toHaveLength(1);
+    p.close();
+  });
+
+  it('connects to the checked address (never the system resolver), keeps the connection alive, and answers other statuses as they are', async () => {
+    let n = 0;
+    const s = await serve((_req, res) => res.writeHead(++n === 3 ? 503 : 200).end('ignored body'));
+    const asked: string[] = [];
+    const p = new PinnedPoster({ ...open, resolve: async (host) => { asked.push(host); return [{ address: '127.0.0.1', family: 4 }]; } });
+    // hooks.invalid cannot resolve anywhere: reaching the server proves the pinned lookup was used
+    expect(await post(p, `http://hooks.invalid:${s.port}/a`)).toEqual({ status: 200 });
+    expect(await post(p, `http://hooks.invalid:${s.port}/a`)).toEqual({ status: 200 });
+    expect(await post(p, `http://hooks.invalid:${s.port}/a`)).toEqual({ status: 503 });
+    expect(s.seen.map((x) => x.host)).toEqual(Array(3).fill(`hooks.invalid:${s.port}`));
+    expect(s.seen.map((x) => x.body)).toEqual(Array(3).fill('{"a":1}'));
+    expect(s.sockets.opened).toBe(1);
+    expect(asked).toEqual(['hooks.invalid']);
+    p.close();
+  });
+
+  it('closes DNS rebinding: a check is reused only within checkCacheMs and only towards the addresses it checked; the next answer is checked again', async () => {
+    const first = await serve((_req, res) => res.end());
+    const second = await serve((_req, res) => res.end(), '127.0.0.2', first.port);
+    let answer = '127.0.0.1';
+    let t = 0;
+    const asked: string[] = [];
+    const p = new PinnedPoster({ ...open, resolve: async () => { asked.push(answer); return [{ address: answer, family: 4 }]; } }, { checkCacheMs: 1000, now: () => t });
+    const url = `http://hooks.invalid:${first.port}/`;
+    expect(await post(p, url)).toEqual({ status: 200 });
+    // the name now answers the metadata service: within the second, the request still goes to the checked address
+    answer = '169.254.169.254';
+    t = 999;
+    expect(await post(p, url)).toEqual({ status: 200 });
+    expect(first.seen).toHaveLength(2);
+    expect(asked).toEqual(['127.0.0.1']);
+    // past it, the new answer is checked and refused before any connection
+    t = 1000;
+    await expect(post(p, url)).rejects.toMatchObject({ code: 'refused_address' });
+    expect(asked).toEqual(['127.0.0.1', '169.254.169.254']);
+    // a refusal is not kept: the next send checks again; an allowed new answer gets new connections to that address,
+    // and the kept-alive one to the old address is closed, never reused
+    answer = '127.0.0.2';
+    expect(await post(p, url)).toEqual({ status: 200 });
+    expect(first.seen).toHaveLength(2);
+    expect(second.seen).toEqual([{ host: `hooks.invalid:${first.port}`, local: '127.0.0.2', body: '{"a":1}' }]);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(first.sockets).toEqual({ opened: 1, closed: 1 });
+    p.close();
+  });
+
+  it('refuses private and metadata addresses as the policy says, for names and literals', async () => {
+    const toMetadata = new PinnedPoster({ ...open, resolve: async () => [{ address: '169.254.169.254', family: 4 }] });
+    await expect(post(toMetadata, 'https://hooks.example.com/')).rejects.toMatchObject({ code: 'refused_address' });
+    const strictPoster = new PinnedPoster({ ...strict, resolve: async () => [{ address: '10.1.2.3', family: 4 }] });
+    await expect(post(strictPoster, 'https://hooks.example.com/')).rejects.toMatchObject({ code: 'refused_address' });
+    await expect(post(strictPoster, 'https://127.0.0.1/')).rejects.toMatchObject({ code: 'refused_address' });
+  });
+
+  it('bounds the whole exchange by timeoutMs: no answer fails, a status that came in time counts though its body never ends', async () => {
+    const s = await serve((req, res) => {
+      if (req.url === '/slow-body') {
+        res.writeHead(200);
+        res.write('part');
+        return;
+      }
+      // /never: no answer at all
+    });
+    const p = new PinnedPoster(open);
+    const started = Date.now();
+    await expect(post(p, `http://127.0.0.1:${s.port}/never`, 100)).rejects.toBeInstanceOf(PinnedPostTimeoutError);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await post(p, `http://127.0.0.1:${s.port}/slow-body`, 100)).toEqual({ status: 200 });
+    p.close();
+  });
+
+  it('rejects with the socket error when nothing listens', async () => {
+    const s = await serve(() => undefined);
+    const server = servers.pop()!;
+    await new Promise<void>((r) => server.close(() => r()));
+    await expect(post(new PinnedPoster(open), `http://127.0.0.1:${s.port}/`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
   });
 });

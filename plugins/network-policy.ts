@@ -19,6 +19,9 @@
  *   not followed"). Connection failures reject with the socket's error (e.g. ECONNREFUSED); `init.signal` aborts.
  *   Node 20's global `fetch` (undici) has no per-request `lookup`, so it is not used here.
  * - `classifyAddress(ip)`: 'metadata' | 'private' | 'public' for one resolved address.
+ * - `PinnedPoster`: POSTs for many small requests to few receivers (webhooks): a check reused for at most 1 s
+ *   per URL and only towards the addresses it checked, keep-alive pools per receiver and checked address set,
+ *   status only (the body drained), redirects refused, the whole exchange bounded by a timeout.
  *
  * Rules: cloud-metadata addresses and names (`METADATA_HOSTS`) are always refused, in every spelling: IPv4-mapped
  * or -compatible IPv6 (`::ffff:169.254.169.254`), NAT64 (`64:ff9b::a9fe:a9fe`), 6to4 (`2002:a9fe:a9fe::`), and the
@@ -499,4 +502,165 @@ export async function policyFetch(url: string | URL, init: PolicyFetchInit = {},
   const response = new Response(webBody, { status, statusText: res.statusMessage ?? '', headers: responseHeaders });
   Object.defineProperty(response, 'url', { value: u.href });
   return response;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// A lean client for many small requests to few receivers (webhooks)
+// ---------------------------------------------------------------------------------------------------------
+
+export interface PinnedPostOptions {
+  headers: Record<string, string>;
+  body: string | Buffer;
+  /** The whole exchange, connect to the end of the answer, is bounded by this; then it fails as `timeout`. */
+  timeoutMs: number;
+}
+
+/** The answer's status; its body is read to the end (so the connection is reused) and dropped. */
+export interface PinnedPostResult {
+  status: number;
+}
+
+/** Raised when `timeoutMs` passed before the answer ended (the request is destroyed). */
+export class PinnedPostTimeoutError extends Error {
+  override readonly name = 'PinnedPostTimeoutError';
+  readonly code = 'ETIMEDOUT';
+}
+
+/**
+ * POSTs over node's http(s) to addresses the policy checked, for callers that send many small requests to a few
+ * receivers and need only the status (webhook deliveries; docs/security.md "Outbound connections"). What it keeps
+ * between requests, and why that cannot be used for DNS rebinding:
+ *
+ * - **The check of a URL, for `checkCacheMs` (default 1 s), per URL.** The cached value is the checked target:
+ *   the addresses that passed `assertConnectable` (the host resolved, every address checked) and the pinned lookup
+ *   answering only them. Within that second a request goes to one of those very addresses, never to a new
+ *   answer of the name's DNS; after it, the host is resolved and checked again. A failed check is never kept.
+ * - **Keep-alive connections, per receiver and checked address set.** One agent per `protocol//host:port` and the
+ *   exact addresses it was checked to; a socket in it was opened through that pinned lookup. When a new check
+ *   gives other addresses, requests go to a new agent (new sockets to the new, checked addresses); the old
+ *   agent's idle sockets are closed.
+ *
+ * Never follows a redirect: a 3xx rejects with `NetworkPolicyError('redirect_refused')`. Refusals reject with
+ * `NetworkPolicyError`, a timeout with `PinnedPostTimeoutError`, other failures with the socket's error.
+ */
+export class PinnedPoster {
+  private readonly checked = new Map<string, { until: number; target: ConnectTarget; agentKey: string }>();
+  private readonly agents = new Map<string, http.Agent>();
+  /** The agent key last used per origin, to retire an origin's agent when its addresses change. */
+  private readonly originAgent = new Map<string, string>();
+  private readonly checkCacheMs: number;
+  private readonly maxFreeSockets: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly policy: NetworkPolicyOptions,
+    options: { checkCacheMs?: number; maxFreeSockets?: number; now?: () => number } = {},
+  ) {
+    this.checkCacheMs = options.checkCacheMs ?? 1_000;
+    this.maxFreeSockets = options.maxFreeSockets ?? 16;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The checked target of `url` (from the last check while it is fresh, else checked now). Throws `NetworkPolicyError`. */
+  async target(url: string): Promise<{ target: ConnectTarget; agentKey: string }> {
+    const t = this.now();
+    const kept = this.checked.get(url);
+    if (kept && kept.until > t) return kept;
+    if (kept) this.checked.delete(url);
+    const target = await assertConnectable(url, this.policy);
+    const origin = `${target.url.protocol}//${bareHost(target.url.hostname)}:${target.url.port}`;
+    const agentKey = `${origin}|${target.addresses.map((a) => a.address).join(',')}`;
+    const previous = this.originAgent.get(origin);
+    if (previous !== undefined && previous !== agentKey) this.retire(previous);
+    this.originAgent.set(origin, agentKey);
+    if (this.checked.size >= 1000) this.checked.delete(this.checked.keys().next().value as string);
+    const entry = { until: t + this.checkCacheMs, target, agentKey };
+    this.checked.set(url, entry);
+    return entry;
+  }
+
+  private agent(key: string, https_: boolean): http.Agent {
+    let agent = this.agents.get(key);
+    if (!agent) {
+      const options = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: this.maxFreeSockets, timeout: 30_000 };
+      agent = https_ ? new https.Agent(options) : new http.Agent(options);
+      this.agents.set(key, agent);
+    }
+    return agent;
+  }
+
+  /** Drops an agent whose addresses are no longer the checked ones: idle sockets close now, busy ones when done. */
+  private retire(key: string): void {
+    const agent = this.agents.get(key);
+    if (!agent) return;
+    this.agents.delete(key);
+    for (const list of Object.values(agent.freeSockets)) for (const s of list ?? []) s.destroy();
+    agent.on('free', (socket) => socket.destroy());
+  }
+
+  /** Closes every kept connection and forgets every check. */
+  close(): void {
+    for (const key of [...this.agents.keys()]) this.retire(key);
+    this.checked.clear();
+    this.originAgent.clear();
+  }
+
+  async post(url: string, init: PinnedPostOptions): Promise<PinnedPostResult> {
+    const started = this.now();
+    const { target, agentKey } = await this.target(url);
+    const label = this.policy.label ?? this.policy.field ?? 'url';
+    const u = target.url;
+    const secure = u.protocol === 'https:';
+    const host = bareHost(u.hostname);
+    const body = typeof init.body === 'string' ? Buffer.from(init.body) : init.body;
+    const headers = { ...init.headers, 'content-length': String(body.length) };
+    const timeoutMs = Math.max(0, init.timeoutMs - (this.now() - started));
+    return new Promise<PinnedPostResult>((resolve, reject) => {
+      const req = (secure ? https.request : http.request)({
+        protocol: u.protocol, hostname: host, port: u.port || undefined, path: `${u.pathname}${u.search}`, method: 'POST', headers,
+        lookup: target.lookup, agent: this.agent(agentKey, secure),
+        ...(secure && !normalizeIp(host) ? { servername: host } : {}),
+      });
+      let settled = false;
+      let status: number | undefined;
+      const settle = (fn: () => void): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        fn();
+      };
+      const timer = setTimeout(() => {
+        // a status that came in time counts even if its body did not end (the connection is dropped)
+        const err = new PinnedPostTimeoutError(`no answer within ${init.timeoutMs} ms`);
+        settle(() => (status === undefined ? reject(err) : resolve({ status })));
+        req.destroy(err);
+      }, timeoutMs);
+      req.once('error', (err) => settle(() => (status === undefined ? reject(err) : resolve({ status }))));
+      req.once('response', (res) => {
+        const code = res.statusCode ?? 0;
+        status = code;
+        if (code >= 300 && code < 400) {
+          const raw = res.headers.location;
+          let location = raw ?? '(no Location)';
+          if (raw) {
+            try {
+              location = new URL(raw, u).href;
+            } catch {
+              // keep the raw header
+            }
+          }
+          res.resume();
+          settle(() => reject(new NetworkPolicyError('redirect_refused', `${label} answered a redirect (${code}) to ${location}; redirects are not followed`, this.policy.field ?? 'url', { status: code, location })));
+          return;
+        }
+        // the status decides; the body is drained (within the timeout) so the connection goes back to the pool
+        const done = (): void => settle(() => resolve({ status: code }));
+        res.once('end', done);
+        res.once('error', done);
+        res.once('close', done);
+        res.resume();
+      });
+      req.end(body);
+    });
+  }
 }

@@ -202,6 +202,33 @@ describe('WebhookDispatcher', () => {
     }
   });
 
+  it('bounds each attempt by 10 s, and decrypts an endpoint\'s secret once, again only after a rotation', async () => {
+    const decrypts: string[] = [];
+    const counting = { encrypt: cipher.encrypt.bind(cipher), decrypt: (c: string, ctx: string) => { decrypts.push(c); return cipher.decrypt(c, ctx); } };
+    const e = await endpoint('https://hooks.example.com/');
+    const seen: Array<{ timeoutMs: number; key: string }> = [];
+    const transport: WebhookTransport = {
+      checkUrl: () => null, hmacSha256Hex: (key) => key,
+      post: async (_u, _b, headers, timeoutMs) => { seen.push({ timeoutMs, key: headers['callplane-signature']!.split('v1=')[1]! }); return { ok: true, statusCode: 200 }; },
+    };
+    const d = new WebhookDispatcher(repo, transport, counting, recordingScheduler().s, clock, silentLogger, {
+      leaseMs: 60_000, maxInFlight: 8, maxInFlightPerEndpoint: 8, sweepIntervalMs: 15_000, sends: true,
+    });
+    await enqueue(e.id, 3);
+    await sweep(d);
+    await enqueue(e.id, 2);
+    await sweep(d);
+    expect(seen).toHaveLength(5);
+    expect(seen.every((s) => s.timeoutMs === 10_000 && s.key === SECRET)).toBe(true);
+    expect(decrypts).toHaveLength(1);
+    const rotated = cipher.encrypt('whsec_rotated', webhookSecretContext(org, 'k1'));
+    await repo.updateEndpoint(org, e.id, { secretCiphertext: rotated, now });
+    await enqueue(e.id, 2);
+    await sweep(d);
+    expect(seen.slice(5).map((s) => s.key)).toEqual(['whsec_rotated', 'whsec_rotated']);
+    expect(decrypts).toEqual([e.secretCiphertext, rotated]);
+  });
+
   it('an endpoint deleted meanwhile ends its claimed delivery as failed, without a send', async () => {
     const sent: string[] = [];
     const e = await endpoint('https://gone.example.com/');

@@ -44,6 +44,8 @@ export class WebhookDispatcher implements DeliverySink {
   private readonly perEndpoint = new Map<number, number>();
   private readonly waiting = new Map<number, WebhookDelivery[]>();
   private readonly endpoints = new Map<number, WebhookEndpoint | null>();
+  /** Each endpoint's secret, decrypted once per ciphertext (a rotation or a moved row decrypts again). */
+  private readonly secrets = new Map<number, { ciphertext: string; context: string; secret: string }>();
   private readonly sends = new Set<Promise<void>>();
   private draining: Promise<void> | null = null;
   private again = false;
@@ -195,7 +197,10 @@ export class WebhookDispatcher implements DeliverySink {
       const ids = [...new Set(claimed.map((d) => d.endpointId))];
       const found = new Map((await this.repo.findEndpoints(ids)).map((e) => [e.id, e]));
       // read per batch: a changed url or a rotated secret applies from the next claim on
-      for (const id of ids) this.endpoints.set(id, found.get(id) ?? null);
+      for (const id of ids) {
+        this.endpoints.set(id, found.get(id) ?? null);
+        if (!found.has(id)) this.secrets.delete(id);
+      }
       for (const d of claimed) {
         const q = this.waiting.get(d.endpointId) ?? [];
         q.push(d);
@@ -255,7 +260,7 @@ export class WebhookDispatcher implements DeliverySink {
       if (!endpoint) {
         outcome = { ok: false, statusCode: null, error: 'endpoint deleted' };
       } else {
-        const secret = this.cipher.decrypt(endpoint.secretCiphertext, webhookSecretContext(endpoint.organizationId, endpoint.secretsKeyId));
+        const secret = this.secretOf(endpoint);
         const headers = {
           'content-type': 'application/json',
           'user-agent': 'Callplane-Webhooks/1',
@@ -281,6 +286,17 @@ export class WebhookDispatcher implements DeliverySink {
       // the lease expires and the delivery is claimed again
       this.log.error({ delivery_id: d.id, err: (e as Error)?.message }, 'webhook attempt could not be recorded');
     }
+  }
+
+  /** The endpoint's signing secret: decrypted on first use and whenever its ciphertext or cipher context changes. */
+  private secretOf(endpoint: WebhookEndpoint): string {
+    const context = webhookSecretContext(endpoint.organizationId, endpoint.secretsKeyId);
+    const kept = this.secrets.get(endpoint.id);
+    if (kept && kept.ciphertext === endpoint.secretCiphertext && kept.context === context) return kept.secret;
+    const secret = this.cipher.decrypt(endpoint.secretCiphertext, context);
+    if (this.secrets.size >= 10_000) this.secrets.delete(this.secrets.keys().next().value as number);
+    this.secrets.set(endpoint.id, { ciphertext: endpoint.secretCiphertext, context, secret });
+    return secret;
   }
 
   /** Records an attempt together with the others that end in this event-loop turn (one write). */
