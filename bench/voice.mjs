@@ -17,6 +17,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { dist, freshDir, percentile, report } from './lib.mjs';
 
 const CALLS = (process.env.BENCH_VOICE_CALLS ?? '1,50').split(',').map(Number);
@@ -231,6 +233,7 @@ async function main() {
       const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1], m[2]]));
       calls.push({ url: url.replace(/^http/, 'ws') + new URL(streamUrl).pathname, callSid, parameters });
     }
+    const memory = n === Math.max(...CALLS) ? memoryPerCall(n) : null;
     const loopDelay = (await import('node:perf_hooks')).monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
     const cpu0 = process.cpuUsage();
@@ -265,6 +268,7 @@ async function main() {
       service_main_thread_cpu_ms_per_call: mainCpu === null ? null : round(mainCpu / n),
       service_main_thread_cpu_percent_of_core_per_call: mainCpu === null ? null : Math.round((1000 * mainCpu) / wall / n) / 10,
       wall_s: round(wall / 1000),
+      ...(memory ? { memory_per_call: await memory } : {}),
     };
     results.push(result);
     process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -294,6 +298,40 @@ function mainThreadCpuMs() {
 }
 
 const round = (x) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
+
+/**
+ * Memory per concurrent talking call (issue 12: <= 3 MB), at the largest step only: the service's live heap and
+ * array buffers (the main thread's isolate: audio, recordings' windows) and the process's RSS (which also holds the
+ * callers' worker: an upper bound), after a full GC just before the calls start and again MEMORY_AT_MS into them
+ * (every call connected and talking), divided by the calls. Two forced GCs in all (a few ms each).
+ */
+const MEMORY_AT_MS = 8000;
+function memoryPerCall(n) {
+  const gc = memoryGc();
+  const sample = () => {
+    gc();
+    const m = process.memoryUsage();
+    return { heap: m.heapUsed, buffers: m.arrayBuffers, rss: m.rss };
+  };
+  const before = sample();
+  return new Promise((resolve) => setTimeout(() => {
+    const during = sample();
+    const mb = (x) => Math.round((x / n / 1048576) * 100) / 100;
+    resolve({
+      at_ms: MEMORY_AT_MS, heap_mb: mb(during.heap - before.heap), array_buffers_mb: mb(during.buffers - before.buffers),
+      heap_and_buffers_mb: mb(during.heap + during.buffers - before.heap - before.buffers), rss_mb: mb(during.rss - before.rss), target_mb: 3,
+    });
+  }, MEMORY_AT_MS));
+}
+
+let gcFn = null;
+function memoryGc() {
+  if (gcFn) return gcFn;
+  if (typeof globalThis.gc === 'function') return (gcFn = globalThis.gc);
+  v8.setFlagsFromString('--expose-gc');
+  gcFn = runInNewContext('gc');
+  return gcFn;
+}
 
 if (isMainThread) await main();
 else if (workerData?.worker) await workerMain();

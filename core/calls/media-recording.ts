@@ -11,6 +11,15 @@ export interface MediaRecordingOptions {
   highWaterBytes: number;
   /** Audio bytes kept at most; later audio is dropped and the recording marked truncated. */
   maxBytes: number;
+  /**
+   * For a source that cannot pause (a talking call's recorder): once more than this many bytes wait for the
+   * store, the recording stops there (later audio is dropped, the recording marked truncated, what was queued
+   * is still written), so a stalled store never grows memory. Default: no limit (the source obeys `write`'s
+   * false and `whenDrained`).
+   */
+  maxQueuedBytes?: number;
+  /** The WAV header for `dataBytes` bytes of data. Default: μ-law mono 8 kHz (`mulawWavHeader`). */
+  wavHeader?: (dataBytes: number) => Uint8Array;
 }
 
 export interface MediaRecordingResult {
@@ -21,7 +30,7 @@ export interface MediaRecordingResult {
 }
 
 /**
- * Streams one call's μ-law audio into the ObjectStore as a WAV whose sizes are known only at the end, with
+ * Streams one call's audio (μ-law by default; a talking call's stereo PCM with `wavHeader`) into the ObjectStore as a WAV whose sizes are known only at the end, with
  * bounded memory: while the call lasts the bytes stream into a raw object (`ObjectStore.put` consumes an
  * async iterable fed by `write`; at most about `highWaterBytes` wait in memory, and `write` returns false so
  * the transport pauses its socket until `whenDrained`); `finish` then writes the WAV header (RIFF sizes, μ-law
@@ -33,6 +42,8 @@ export class MediaRecording {
   private queuedBytes = 0;
   private acceptedBytes = 0;
   private truncated = false;
+  /** The store fell behind past `maxQueuedBytes`: nothing more is accepted. */
+  private stopped = false;
   private ended = false;
   private failed = false;
   private wake: (() => void) | null = null;
@@ -41,7 +52,7 @@ export class MediaRecording {
   private finishing: Promise<MediaRecordingResult | null> | null = null;
 
   constructor(
-    private readonly store: ObjectStore,
+    private readonly store: Pick<ObjectStore, 'put' | 'get' | 'delete'>,
     private readonly options: MediaRecordingOptions,
     private readonly log: Logger,
   ) {
@@ -64,7 +75,7 @@ export class MediaRecording {
    * bytes are dropped (and true is returned: nothing to wait for).
    */
   write(bytes: Uint8Array): boolean {
-    if (this.ended || this.failed || bytes.length === 0) return true;
+    if (this.ended || this.failed || this.stopped || bytes.length === 0) return true;
     const room = this.options.maxBytes - this.acceptedBytes;
     if (room <= 0) {
       this.markTruncated();
@@ -72,6 +83,12 @@ export class MediaRecording {
     }
     const chunk = bytes.length > room ? bytes.subarray(0, room) : bytes;
     if (chunk.length < bytes.length) this.markTruncated();
+    if (this.options.maxQueuedBytes !== undefined && this.queuedBytes + chunk.length > this.options.maxQueuedBytes) {
+      this.stopped = true;
+      this.truncated = true;
+      this.log.warn({ key: this.options.wavKey, queued_bytes: this.queuedBytes }, 'the store fell behind the recording: later audio is not recorded');
+      return true;
+    }
     this.queue.push(chunk);
     this.queuedBytes += chunk.length;
     this.acceptedBytes += chunk.length;
@@ -129,7 +146,7 @@ export class MediaRecording {
   }
 
   private async *wav(dataBytes: number): AsyncGenerator<Uint8Array> {
-    yield mulawWavHeader(dataBytes);
+    yield (this.options.wavHeader ?? mulawWavHeader)(dataBytes);
     const body = await this.store.get(this.options.rawKey);
     if (!body) throw new Error('raw recording vanished before it was finalized');
     let copied = 0;

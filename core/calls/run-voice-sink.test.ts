@@ -5,8 +5,10 @@ import type { RunStatusUpdate } from '../ports/run.repository.port.js';
 import type { OutboundEvent } from '../ports/event-publisher.port.js';
 import type { Run } from '../runs/run.js';
 import type { TransferCallRequest } from '../ports/call-transfer.port.js';
+import type { ObjectBody, StoredObject } from '../ports/object-store.port.js';
 import type { VoiceSessionArtifacts } from '../voice/voice-session-sink.js';
-import { callRecordingKeyOf, RunVoiceSink, transcriptKeyOf } from './run-voice-sink.js';
+import { readWav } from '../voice/wav.js';
+import { callRecordingKeyOf, callRecordingPartKeyOf, MAX_CALL_RECORDING_QUEUE_BYTES, RunVoiceSink, transcriptKeyOf } from './run-voice-sink.js';
 
 const RUN = { organizationId: 7, id: 42 };
 const NOW = new Date('2026-03-01T10:00:00.000Z');
@@ -22,7 +24,7 @@ function record(over: Partial<ConversationRecord> = {}): ConversationRecord {
 function artifacts(over: Partial<VoiceSessionArtifacts> = {}): VoiceSessionArtifacts {
   return {
     transcript: { turns: [{ role: 'assistant', text: 'Hi', node_id: 'start', start_ms: 0, end_ms: 400, interrupted: false }] as never },
-    recording: new Uint8Array([82, 73, 70, 70]), recordingDurationMs: 1000,
+    recordingDurationMs: 1000,
     latency: [{ end_of_speech_to_first_audio: 640, stt: 90, llm_first_token: 300, tts_first_audio: 80 }],
     metrics: { turns: 1, latency_p50_ms: 640, latency_p95_ms: 640, interruptions: 0 },
     logs: [
@@ -32,6 +34,14 @@ function artifacts(over: Partial<VoiceSessionArtifacts> = {}): VoiceSessionArtif
     outcome: { reason: 'end_node', disposition: 'appointment_confirmed' },
     ...over,
   };
+}
+
+async function bytesOf(body: ObjectBody): Promise<Uint8Array> {
+  if (typeof body === 'string') return new TextEncoder().encode(body);
+  if (body instanceof Uint8Array) return body;
+  const parts: Uint8Array[] = [];
+  for await (const c of body) parts.push(typeof c === 'string' ? new TextEncoder().encode(c) : c);
+  return Buffer.concat(parts);
 }
 
 function fakes() {
@@ -56,10 +66,19 @@ function fakes() {
         },
       },
       store: {
-        put: async (key: string, body: unknown) => {
+        put: async (key: string, body: ObjectBody): Promise<StoredObject> => {
           calls.push(`put ${key}`);
-          stored.set(key, body as Uint8Array);
-          return { key, size: 0, contentType: '' };
+          const bytes = await bytesOf(body);
+          stored.set(key, bytes);
+          return { key, size: bytes.length, contentType: '' };
+        },
+        get: async (key: string) => {
+          const bytes = stored.get(key);
+          return bytes ? (async function* () { yield bytes; })() : null;
+        },
+        delete: async (key: string) => {
+          calls.push(`delete ${key}`);
+          stored.delete(key);
         },
       },
       clock: { now: () => NOW },
@@ -75,11 +94,81 @@ function fakes() {
   };
 }
 
+/** `frames` interleaved stereo frames of (left, right). */
+function stereo(frames: number, left: number, right: number): Uint8Array {
+  const pcm = new Int16Array(frames * 2);
+  for (let i = 0; i < frames; i++) [pcm[2 * i], pcm[2 * i + 1]] = [left, right];
+  return new Uint8Array(pcm.buffer);
+}
+
 describe('RunVoiceSink', () => {
+  it('streams the recorder\'s pieces into a part object while the call lasts, then writes call.wav (header with the final sizes, then the part) and deletes the part', async () => {
+    const f = fakes();
+    const sink = new RunVoiceSink(RUN, f.deps);
+    sink.recording.write(stereo(4000, 1, 2));
+    sink.recording.write(stereo(4000, 5, -5));
+    await new Promise((r) => setImmediate(r));
+    expect(f.calls).toEqual([`put ${callRecordingPartKeyOf(RUN)}`]); // the part's put is under way before the call ends
+    await sink.onEnded(record(), artifacts());
+    expect(f.stored.has(callRecordingPartKeyOf(RUN))).toBe(false);
+    const wav = readWav(f.stored.get(callRecordingKeyOf(RUN))!);
+    expect([wav.channels, wav.sampleRate, wav.bitsPerSample, wav.samples.length]).toEqual([2, 8000, 16, 16_000]);
+    expect([wav.samples[0], wav.samples[1], wav.samples[7998], wav.samples[7999], wav.samples[8000], wav.samples[8001]]).toEqual([1, 2, 1, 2, 5, -5]);
+    expect(f.attached[0]).toMatchObject({ recordingKey: 'runs/7/42/call.wav' });
+  });
+
+  it('a store that fails mid-call loses the recording, never the call: the run gets no recording_url and the rest is stored', async () => {
+    const f = fakes();
+    const put = f.deps.store.put;
+    f.deps.store.put = async (key: string, body: ObjectBody) => {
+      if (key === callRecordingPartKeyOf(RUN)) {
+        for await (const _ of body as AsyncIterable<Uint8Array>) throw new Error('disk full');
+      }
+      return put(key, body);
+    };
+    const sink = new RunVoiceSink(RUN, f.deps);
+    sink.recording.write(stereo(4000, 1, 2));
+    await new Promise((r) => setImmediate(r));
+    expect(() => sink.recording.write(stereo(4000, 1, 2))).not.toThrow();
+    await sink.onEnded(record(), artifacts());
+    expect(f.attached[0]).not.toHaveProperty('recordingKey');
+    expect(f.attached[0]).toMatchObject({ transcriptKey: 'runs/7/42/transcript.json' });
+    expect(f.stored.has(callRecordingKeyOf(RUN))).toBe(false);
+  });
+
+  it('a store that falls behind keeps at most its queue bound waiting, and the run gets what was written before', async () => {
+    const f = fakes();
+    const put = f.deps.store.put;
+    let release!: () => void;
+    const stalled = new Promise<void>((r) => (release = r));
+    f.deps.store.put = async (key: string, body: ObjectBody) => {
+      if (key !== callRecordingPartKeyOf(RUN)) return put(key, body);
+      const parts: Uint8Array[] = [];
+      for await (const c of body as AsyncIterable<Uint8Array>) {
+        parts.push(c);
+        if (parts.length === 1) await stalled; // the store stalls after the first piece
+      }
+      return put(key, Buffer.concat(parts));
+    };
+    const sink = new RunVoiceSink(RUN, f.deps);
+    const piece = stereo(4000, 1, 2); // 16 kB: what the recorder hands on every 500 ms
+    for (let i = 0; i < 200; i++) {
+      sink.recording.write(piece);
+      if (i === 0) await new Promise((r) => setImmediate(r));
+    }
+    release();
+    await sink.onEnded(record(), artifacts());
+    const wav = readWav(f.stored.get(callRecordingKeyOf(RUN))!);
+    // the first piece (taken by the store) and the queue's worth after it; the rest of the 200 was dropped
+    expect(wav.data.length).toBe(piece.length + Math.floor(MAX_CALL_RECORDING_QUEUE_BYTES / piece.length) * piece.length);
+  });
+
   it('applies context, disposition and tokens first (a final run takes no more), then stores the transcript and the stereo recording, attaches them with the metrics and appends every log entry', async () => {
     const f = fakes();
-    await new RunVoiceSink(RUN, f.deps).onEnded(record(), artifacts());
-    expect(f.calls).toEqual(['status', `put ${transcriptKeyOf(RUN)}`, `put ${callRecordingKeyOf(RUN)}`, 'attach', 'attach', 'attach', 'attach']);
+    const sink = new RunVoiceSink(RUN, f.deps);
+    sink.recording.write(stereo(800, 3, -3));
+    await sink.onEnded(record(), artifacts());
+    expect(f.calls).toEqual([`put ${callRecordingPartKeyOf(RUN)}`, 'status', `put ${transcriptKeyOf(RUN)}`, `put ${callRecordingKeyOf(RUN)}`, `delete ${callRecordingPartKeyOf(RUN)}`, 'attach', 'attach', 'attach', 'attach']);
     expect(JSON.parse(new TextDecoder().decode(f.stored.get('runs/7/42/transcript.json')))).toEqual({ turns: [expect.objectContaining({ text: 'Hi' })] });
     expect(f.attached[0]).toMatchObject({
       transcriptKey: 'runs/7/42/transcript.json', recordingKey: 'runs/7/42/call.wav',

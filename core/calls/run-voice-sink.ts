@@ -29,10 +29,20 @@ import type { ObjectStore } from '../ports/object-store.port.js';
 import type { RunRepository } from '../ports/run.repository.port.js';
 import type { Run } from '../runs/run.js';
 import type { VoiceSessionArtifacts, VoiceSessionEndResult, VoiceSessionSink } from '../voice/voice-session-sink.js';
+import { RECORDING_SAMPLE_RATE, type RecordingOutput } from '../voice/call-recorder.js';
+import { pcmWavHeader } from '../voice/wav.js';
+import { MediaRecording } from './media-recording.js';
 
 export const transcriptKeyOf = (run: Pick<Run, 'organizationId' | 'id'>): string => `runs/${run.organizationId}/${run.id}/transcript.json`;
 /** The talking call's stereo recording (the caller-only recording of a stream lives at `recording.wav`). */
 export const callRecordingKeyOf = (run: Pick<Run, 'organizationId' | 'id'>): string => `runs/${run.organizationId}/${run.id}/call.wav`;
+/** Where the talking call's stereo PCM streams while the call lasts (a `.part`: `ObjectStore.sweepIncomplete` reclaims one a crash left). */
+export const callRecordingPartKeyOf = (run: Pick<Run, 'organizationId' | 'id'>): string => `runs/${run.organizationId}/${run.id}/call.pcm.part`;
+
+/** 4 hours of stereo 16-bit 8 kHz (32,000 bytes a second): later audio is not recorded. */
+export const MAX_CALL_RECORDING_BYTES = 4 * 3600 * 32_000;
+/** A stalled store may keep this much of a call's recording waiting (~16 s); past it the recording stops there. */
+export const MAX_CALL_RECORDING_QUEUE_BYTES = 512 * 1024;
 
 /** What `annotations.voice_metrics` holds (the metrics endpoint answers it). */
 export interface StoredVoiceMetrics {
@@ -48,7 +58,7 @@ export interface StoredVoiceMetrics {
 
 export interface RunVoiceSinkDeps {
   runs: Pick<RunRepository, 'attachArtifacts' | 'applyStatus'>;
-  store: Pick<ObjectStore, 'put'>;
+  store: Pick<ObjectStore, 'put' | 'get' | 'delete'>;
   clock: Clock;
   log: Logger;
   /** Hands a call over at an endCall node with `transfer_to`; absent: no transfers (logged). */
@@ -58,6 +68,25 @@ export interface RunVoiceSinkDeps {
 }
 
 export class RunVoiceSink implements VoiceSessionSink {
+  /** The recording streaming into the store, from the recorder's first piece on. */
+  private stream: MediaRecording | null = null;
+
+  /**
+   * The session's recorder writes here while the call lasts: the interleaved PCM streams into the `.part`
+   * object (`MediaRecording`: bounded queue; a store that fails or falls behind is logged, never the call's
+   * problem); `onEnded` writes `call.wav` (header with the final sizes, then the part read back) and deletes the part.
+   */
+  readonly recording: RecordingOutput = {
+    write: (chunk) => {
+      this.stream ??= new MediaRecording(this.deps.store, {
+        rawKey: callRecordingPartKeyOf(this.run), wavKey: callRecordingKeyOf(this.run),
+        highWaterBytes: MAX_CALL_RECORDING_QUEUE_BYTES, maxQueuedBytes: MAX_CALL_RECORDING_QUEUE_BYTES, maxBytes: MAX_CALL_RECORDING_BYTES,
+        wavHeader: (dataBytes) => pcmWavHeader(dataBytes, RECORDING_SAMPLE_RATE, 2),
+      }, this.deps.log.child({ run_id: this.run.id }));
+      this.stream.write(chunk);
+    },
+  };
+
   constructor(
     private readonly run: Pick<Run, 'organizationId' | 'id'>,
     private readonly deps: RunVoiceSinkDeps,
@@ -100,7 +129,8 @@ export class RunVoiceSink implements VoiceSessionSink {
       transcriptKey = (await this.deps.store.put(transcriptKeyOf(this.run), body, { contentType: 'application/json' })).key;
     });
     await step('recording', async () => {
-      recordingKey = (await this.deps.store.put(callRecordingKeyOf(this.run), artifacts.recording, { contentType: 'audio/wav' })).key;
+      // null: no audio, or the store failed (logged by the recording): the run has no recording_url
+      recordingKey = (await this.stream?.finish())?.key;
     });
     const metrics: StoredVoiceMetrics = {
       ...artifacts.metrics,

@@ -32,7 +32,7 @@ function setup(configurations: Record<string, unknown>, failModels = false) {
     },
     models: { forService: async () => { if (failModels) throw new Error('ai service 1 was deleted'); return null as never; } },
     speech: { stt: async () => null as never, tts: async () => null as never },
-    vad: new EnergyVoiceActivityDetectorFactory(), pacer: new PlayoutPacer(t), timers: t, clock: t.clock, store: { put: async (key) => ({ key, size: 0, contentType: '' }) },
+    vad: new EnergyVoiceActivityDetectorFactory(), pacer: new PlayoutPacer(t), timers: t, clock: t.clock, store: { put: async (key) => ({ key, size: 0, contentType: '' }), get: async () => null, delete: async () => undefined },
     applyStatus: {
       execute: async (provider, event) => {
         order.push(`status ${(event as { status: string }).status}`);
@@ -98,7 +98,7 @@ describe('StartCallConversation: answering-machine detection (docs/voicemail.md)
       },
       models: { forService: async () => new ScriptedLanguageModel({ sleep: t.sleep }) },
       speech: { stt: async () => new ScriptedSpeechToText({ sleep: t.sleep, finalDelayMs: 100, interimEveryMs: 0 }), tts: async () => tts },
-      vad: new EnergyVoiceActivityDetectorFactory(), pacer: new PlayoutPacer(t), timers: t, clock: t.clock, store: { put: async (key) => ({ key, size: 0, contentType: '' }) },
+      vad: new EnergyVoiceActivityDetectorFactory(), pacer: new PlayoutPacer(t), timers: t, clock: t.clock, store: { put: async (key) => ({ key, size: 0, contentType: '' }), get: async () => null, delete: async () => undefined },
       applyStatus: { execute: async () => null },
       log: silentLogger,
     });

@@ -59,7 +59,7 @@ export interface StartCallConversationDeps {
   pacer: PlayoutPacer;
   timers: Timers;
   clock: Clock;
-  store: Pick<ObjectStore, 'put'>;
+  store: Pick<ObjectStore, 'put' | 'get' | 'delete'>;
   /** The one status path (`ApplyCallStatus`): how a call that cannot talk ends `failed`. */
   applyStatus: { execute(provider: string, event: NormalizedCallEvent, runId?: number): Promise<unknown> };
   transfer?: CallTransfer;

@@ -37,6 +37,15 @@ export interface ObjectStore {
   stat(key: string): Promise<StoredObject | null>;
   /** Removes the object. Idempotent: absent is fine. */
   delete(key: string): Promise<void>;
+  /**
+   * Reclaims what writes cut short by a crash left behind, last written before `before`: the store's own
+   * leftovers of a `put` that never finished (the embedded store's temporary files; on S3 an incomplete
+   * multipart upload), and objects whose key's last segment ends in `.part` (work in progress of their writer:
+   * a recording's audio between the call and its WAV; `.part` keys are for that only). A `put` still running
+   * that wrote after `before`, and every other object, are left alone. Answers how many it removed (0 when
+   * nothing matches). Idempotent; safe to run from several processes at once.
+   */
+  sweepIncomplete(before: Date): Promise<number>;
   /** A URL a client can PUT exactly `size` bytes to until `expiresInSeconds` pass, without other credentials. */
   signedUploadUrl(key: string, options: { size: number; contentType: string; expiresInSeconds: number }): Promise<string>;
   /** A URL a client can GET the object from until `expiresInSeconds` pass, without other credentials. */

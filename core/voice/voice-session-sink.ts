@@ -7,6 +7,7 @@
 import type { TranscriptTurn } from '../conversation/conversation-record.js';
 import type { ConversationRecord } from '../ports/conversation-record.port.js';
 import type { RunLogEntry } from '../runs/run.js';
+import type { RecordingOutput } from './call-recorder.js';
 import type { VoiceMetrics } from './turn-metrics.js';
 import type { TurnLatency, VoiceEndReason } from './voice-session-events.js';
 
@@ -24,8 +25,7 @@ export interface VoiceSessionOutcome {
 export interface VoiceSessionArtifacts {
   /** Stored behind `transcript_url`: only what the caller heard of the agent. */
   transcript: { turns: TranscriptTurn[] };
-  /** Stored behind `recording_url`: stereo 16-bit 8 kHz WAV, caller left, agent right. */
-  recording: Uint8Array;
+  /** Length of the stereo recording (streamed to the sink's `recording` output while the call lasted). */
   recordingDurationMs: number;
   /** One entry per agent reply to the caller (API.md 13). */
   latency: TurnLatency[];
@@ -44,6 +44,12 @@ export interface VoiceSessionEndResult {
 }
 
 export interface VoiceSessionSink {
+  /**
+   * Where the call's stereo recording streams while the call lasts (docs/voice.md "Recordings of talking
+   * calls"): the WAV's data chunk (16-bit 8 kHz interleaved frames, caller left, agent right) in order, in
+   * pieces, the last of them written before `onEnded`. The sink makes the WAV of it (behind `recording_url`).
+   */
+  readonly recording: RecordingOutput;
   /**
    * Stores the call's record and artifacts (and performs the endCall node's transfer, if any). May throw
    * (logged by the session, which then hangs up); should be idempotent.

@@ -21,6 +21,7 @@ import { renderTemplate, templateContextOf } from '../conversation/template.js';
 import type { VoiceSessionEventMap } from './voice-session-events.js';
 import type { VoiceSessionArtifacts } from './voice-session-sink.js';
 import type { VoiceSettings } from './voice-settings.js';
+import { MemoryRecordingOutput } from '../../test/fakes/memory-recording-output.js';
 
 const CONTEXT = { first_name: 'Dana', appointment_time: 'Tuesday at 3pm' };
 const GREETING = 'Hi, this is Ava from Brightsmile Dental. Am I speaking with Dana?';
@@ -35,6 +36,8 @@ const MS_PER_CHAR = 40;
 interface Ended {
   record: ConversationRecord;
   artifacts: VoiceSessionArtifacts;
+  /** The stereo WAV of what the session streamed to the sink's recording output by the time it ended. */
+  recording: Uint8Array;
   atMs: number;
   hangUpsBefore: number;
 }
@@ -81,9 +84,11 @@ function setup(
   const graph = WorkflowGraph.fromDefinition(structuredClone(options.definition ?? exampleWorkflowDefinition));
   const conversation = Conversation.start({ graph, model: { lm, model: 'test-model' }, clock: timeline.clock, initialContext: CONTEXT });
   const ended: Ended[] = [];
+  const recording = new MemoryRecordingOutput();
   const sink = {
+    recording,
     onEnded: async (record: ConversationRecord, artifacts: VoiceSessionArtifacts) => {
-      ended.push({ record, artifacts, atMs: timeline.now() - t0, hangUpsBefore: channel.hangUps.length });
+      ended.push({ record, artifacts, recording: recording.wav(), atMs: timeline.now() - t0, hangUpsBefore: channel.hangUps.length });
       return options.handOver ? { handedOver: true } : undefined;
     },
   };
@@ -495,7 +500,7 @@ describe('VoiceSession: pacing and recording', () => {
     await s.untilListening();
     s.channel.hangUpFromCaller();
     await s.timeline.until(() => s.ended.length > 0);
-    const wav = readWav(s.ended[0].artifacts.recording);
+    const wav = readWav(s.ended[0].recording);
     expect(wav.channels).toBe(2);
     expect(wav.sampleRate).toBe(8000);
     const frames = wav.samples.length / 2;

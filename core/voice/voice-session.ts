@@ -181,7 +181,7 @@ export class VoiceSession {
     this.outbound = sameFormat(this.channel.outFormat, SESSION_FORMAT) ? null : fromSessionAudio(this.channel.outFormat);
     this.vad = options.vad.create({ sampleRate: 8000 });
     this.endpointer = new Endpointer(this.timers, (u) => this.onUtterance(u), this.settings.endpointing);
-    this.recorder = new CallRecorder({ startMs: this.startMs });
+    this.recorder = new CallRecorder({ startMs: this.startMs, output: options.sink.recording });
     this.events.on('caller_audio', (e) => this.recorder.writeCaller(e.pcm, e.atMs));
     this.events.on('agent_audio', (e) => this.recorder.writeAgent(e.pcm, e.playAtMs));
     this.events.on('agent_audio_cleared', (e) => this.recorder.clear(e.atMs));
@@ -828,9 +828,9 @@ export class VoiceSession {
 
   private artifacts(record: ConversationRecord, outcome: VoiceSessionOutcome): VoiceSessionArtifacts {
     const logs = [...record.log.map(runLogEntryOf), ...this.turnLogs].sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
+    this.recorder.end(); // the rest of the recording goes to the sink's output before the sink finishes it
     return {
       transcript: this.transcript.artifact(),
-      recording: this.recorder.wav(),
       recordingDurationMs: this.recorder.durationMs,
       latency: this.metrics.entries.map((e) => ({ ...e.latency })),
       metrics: this.metrics.summary(),

@@ -5,6 +5,8 @@ import type { MediaFraming } from '../../core/calls/media-session.js';
 import { CarrierHangUp } from '../../core/calls/carrier-hang-up.js';
 import { MediaStreams } from '../../core/calls/media-streams.use-case.js';
 import { MediaTokens } from '../../core/calls/media-token.js';
+import { IncompleteObjectSweep } from '../../core/calls/incomplete-object-sweep.js';
+import { systemTimers } from '../../core/ports/timers.port.js';
 import { Clock } from '../../core/ports/clock.port.js';
 import { UrlSigner } from '../../core/ports/crypto.port.js';
 import { Logger } from '../../core/ports/logger.port.js';
@@ -44,6 +46,15 @@ export function mediaModule(c: Container, settings: Settings): void {
     [UrlSigner, Clock],
   ).inSingletonScope();
   if (!c.isBound(RunRepository) || !c.isBound(TelephonyConfigurationRepository) || !c.isBound(ApplyCallStatus)) return;
+
+  // recordings stream into the store while calls last: what a crash left of them is reclaimed at start and hourly
+  const lifecycle = c.get<Lifecycle>(LifecycleToken);
+  let sweep: IncompleteObjectSweep | null = null;
+  lifecycle.onStart('recording-leftovers-sweep', () => {
+    sweep = new IncompleteObjectSweep({ store: c.get<ObjectStore>(ObjectStore), clock: c.get<Clock>(Clock), timers: systemTimers, log: c.get<Logger>(Logger).child({ component: 'media' }) });
+    sweep.start();
+  });
+  lifecycle.onStop('recording-leftovers-sweep', () => sweep?.stop());
 
   c.bind(MediaStreams).toResolvedValue(
     (runs: RunRepository, cfg: TelephonyConfigurationRepository, tokens: MediaTokens, store: ObjectStore, apply: ApplyCallStatus, clock: Clock, log: Logger) =>

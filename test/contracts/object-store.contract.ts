@@ -70,5 +70,51 @@ export function runObjectStoreContract(label: string, make: () => Promise<Object
       expect(await store.get('r/dir')).toBeNull();
       expect(await store.get('r/dir', { start: 0, end: 1 })).toBeNull();
     });
+
+    describe('sweepIncomplete: what a crash left behind', () => {
+      const past = () => new Date(Date.now() - 3_600_000);
+      const future = () => new Date(Date.now() + 60_000);
+
+      it('removes .part objects last written before the cutoff, keeps newer ones and never touches other objects', async () => {
+        await store.put('runs/1/2/call.pcm.part', data);
+        await store.put('runs/1/2/call.wav', data);
+        await store.put('runs/1/2/transcript.json', '{}');
+        expect(await store.sweepIncomplete(past())).toBe(0);
+        expect(await store.stat('runs/1/2/call.pcm.part')).not.toBeNull();
+        expect(await store.sweepIncomplete(future())).toBe(1);
+        expect(await store.stat('runs/1/2/call.pcm.part')).toBeNull();
+        expect(await store.get('runs/1/2/call.pcm.part')).toBeNull();
+        expect((await store.stat('runs/1/2/call.wav'))?.size).toBe(data.length);
+        expect(await store.stat('runs/1/2/transcript.json')).not.toBeNull();
+        expect(await store.sweepIncomplete(future())).toBe(0); // idempotent
+      });
+
+      it('reclaims the leftovers of a put its writer abandoned (a crash mid-put), and leaves a running put alone', async () => {
+        // a body that delivers one piece, then waits: what a process that died mid-call left behind
+        const hung = (release: Promise<void>) => (async function* () {
+          yield data.subarray(0, 1000);
+          await release;
+          yield data.subarray(1000);
+        })();
+        let releaseRunning!: () => void;
+        const running = store.put('runs/1/3/call.pcm.part', hung(new Promise<void>((r) => (releaseRunning = r))));
+        await new Promise((r) => setTimeout(r, 50));
+        expect(await store.sweepIncomplete(past())).toBe(0);
+        releaseRunning();
+        expect((await running).size).toBe(data.length);
+        await store.delete('runs/1/3/call.pcm.part');
+
+        let releaseAbandoned!: () => void;
+        const abandoned = store.put('runs/1/4/recording.bin', hung(new Promise<void>((r) => (releaseAbandoned = r))));
+        const outcome = abandoned.then(() => 'stored', () => 'failed');
+        await new Promise((r) => setTimeout(r, 50));
+        expect(await store.sweepIncomplete(future())).toBeGreaterThanOrEqual(1);
+        // nothing of it is readable, and the put cannot complete any more
+        releaseAbandoned();
+        expect(await outcome).toBe('failed');
+        expect(await store.stat('runs/1/4/recording.bin')).toBeNull();
+        expect(await store.sweepIncomplete(future())).toBe(0);
+      });
+    });
   });
 }

@@ -7,10 +7,11 @@
  * (c) an inbound Twilio call to an agent that cannot talk: a notice, then `failed` / `agent_not_configured`.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exampleWorkflowDefinition } from '../../core/workflows/example-definition.js';
+import { readWav } from '../../core/voice/wav.js';
 import { ProviderRegistry } from '../../plugins/provider-registry.js';
 import ari from '../../providers/ari/index.js';
 import openaiPlugin from '../../providers/openai/index.js';
@@ -154,9 +155,19 @@ describe('calls that talk', () => {
     expect(transcript.turns.map((t: { node_id: string }) => t.node_id)).toEqual(['start', 'start', 'start', 'confirm', 'confirm', 'end_confirmed']);
     for (const t of transcript.turns) expect(t).toEqual(expect.objectContaining({ node_id: expect.any(String), start_ms: expect.any(Number), end_ms: expect.any(Number), interrupted: false }));
 
-    const wav = wavHeader(await download(run.recording_url));
+    const file = await download(run.recording_url);
+    const wav = wavHeader(file);
     expect(wav).toMatchObject({ format: 1, channels: 2, sampleRate: 8000, bitsPerSample: 16 });
     expect(run.recording_url).toContain('/call.wav');
+    // streamed while the call lasted: the header written at the end has the final sizes, both legs carry audio
+    const decoded = readWav(new Uint8Array(file));
+    expect(decoded.data.length).toBe(file.length - 44);
+    expect(file.readUInt32LE(4)).toBe(file.length - 8);
+    const loud = (leg: 0 | 1) => decoded.samples.filter((v, i) => i % 2 === leg && Math.abs(v) > 500).length;
+    expect([loud(0) > 8000, loud(1) > 8000]).toEqual([true, true]);
+    // and nothing of the streaming is left behind (the part object, temporary files)
+    const leftovers = readdirSync(join(dataDir, 'files', 'objects', 'runs'), { recursive: true }).map(String).filter((f) => /\.(part|tmp)$/.test(f) || f.includes('.part.'));
+    expect(leftovers).toEqual([]);
 
     const events = (run.logs.entries as Array<{ event: string; details?: Record<string, unknown> }>).map((l) => l.event);
     expect(events).toEqual(expect.arrayContaining(['node_entered', 'variables_extracted', 'turn']));

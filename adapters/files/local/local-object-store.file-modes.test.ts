@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalObjectStore } from './local-object-store.js';
@@ -29,5 +29,26 @@ describe('local object store file modes (docs/security.md, "File modes")', () =>
     expect(mode(join(root, 'files', 'objects', 'uploads', '1'))).toBe(0o700);
     expect(mode(file)).toBe(0o600);
     expect(mode(`${file}.meta.json`)).toBe(0o600);
+  });
+});
+
+describe('local object store sweep of incomplete writes (core/ports/object-store.port.ts sweepIncomplete)', () => {
+  let root: string;
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'callplane-objects-'));
+  });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  it('removes a meta file whose object is missing, and keeps objects that only look like leftovers', async () => {
+    const store = new LocalObjectStore(join(root, 'files'), 'http://localhost', signer, clock);
+    await store.put('r/a.0123456789ab.tmp', 'an object named like a temporary file');
+    await store.put('r/b.meta.json', '{"an":"object"}');
+    await store.put('r/c.bin', 'c');
+    rmSync(join(root, 'files', 'objects', 'r', 'c.bin')); // a crash between the meta and the rename
+    const future = new Date(Date.now() + 60_000);
+    expect(await store.sweepIncomplete(future)).toBe(1);
+    expect(existsSync(join(root, 'files', 'objects', 'r', 'c.bin.meta.json'))).toBe(false);
+    expect((await store.stat('r/a.0123456789ab.tmp'))?.size).toBe(37);
+    expect((await store.stat('r/b.meta.json'))?.size).toBe(15);
   });
 });

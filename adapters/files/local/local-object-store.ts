@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
@@ -8,6 +8,11 @@ import { InputError, PayloadTooLargeError } from '../../../core/errors.js';
 import type { Clock } from '../../../core/ports/clock.port.js';
 import type { UrlSigner } from '../../../core/ports/crypto.port.js';
 import { isValidObjectKey, type ByteRange, type ObjectBody, type ObjectStore, type StoredObject } from '../../../core/ports/object-store.port.js';
+
+/** A put's temporary file: `<target>.<12 hex>.tmp` beside its target, until it is renamed into place. */
+const TMP_SUFFIX = '.tmp';
+const TMP_FILE = /\.[0-9a-f]{12}\.tmp$/;
+const META_SUFFIX = '.meta.json';
 
 /** Stored objects are readable by the service's own user only. */
 const FILE_MODE = 0o600;
@@ -42,7 +47,7 @@ export class LocalObjectStore implements ObjectStore {
   async put(key: string, body: ObjectBody, options: { contentType?: string; maxBytes?: number } = {}): Promise<StoredObject> {
     const target = this.path(key);
     await mkdir(dirname(target), { recursive: true, mode: DIR_MODE });
-    const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+    const tmp = `${target}.${randomBytes(6).toString('hex')}${TMP_SUFFIX}`;
     let size = 0;
     const max = options.maxBytes ?? Number.POSITIVE_INFINITY;
     const counter = new Transform({
@@ -54,14 +59,18 @@ export class LocalObjectStore implements ObjectStore {
       },
     });
     const source = typeof body === 'string' || body instanceof Uint8Array ? Readable.from([body]) : Readable.from(body);
+    let metaWritten = false;
     try {
       await pipeline(source, counter, createWriteStream(tmp, { mode: FILE_MODE }));
       const meta: StoredObject = { key, size, contentType: options.contentType ?? 'application/octet-stream' };
-      await writeFile(`${target}.meta.json`, JSON.stringify(meta), { mode: FILE_MODE });
+      await writeFile(`${target}${META_SUFFIX}`, JSON.stringify(meta), { mode: FILE_MODE });
+      metaWritten = true;
       await rename(tmp, target);
       return meta;
     } catch (e) {
       await rm(tmp, { force: true });
+      // the rename failed (a sweep took the temporary file of a put abandoned for too long): no object, no meta
+      if (metaWritten && !(await stat(target).then(() => true, () => false))) await rm(`${target}${META_SUFFIX}`, { force: true });
       throw e;
     }
   }
@@ -98,6 +107,43 @@ export class LocalObjectStore implements ObjectStore {
     const p = this.path(key);
     await rm(p, { force: true });
     await rm(`${p}.meta.json`, { force: true });
+  }
+
+  /**
+   * Walks `<root>/objects` and removes, when last modified before `before`: put temporary files
+   * (`<target>.<12 hex>.tmp`; an object that happens to be named so has its `.meta.json` and is kept), `.part`
+   * objects with their `.meta.json`, and a `.meta.json` whose object is missing (a crash between the two writes
+   * of a put). A running put writes its temporary file as its body arrives, so it stays newer than `before`.
+   */
+  async sweepIncomplete(before: Date): Promise<number> {
+    const cutoff = before.getTime();
+    const entries = await readdir(join(this.root, 'objects'), { recursive: true, withFileTypes: true }).catch(() => []);
+    const stale = async (file: string) => {
+      const s = await stat(file).catch(() => null);
+      return s !== null && s.mtimeMs < cutoff;
+    };
+    const exists = (file: string) => stat(file).then(() => true, () => false);
+    let removed = 0;
+    for (const entry of entries) {
+      if (!entry.isFile()) continue;
+      const file = join(entry.parentPath, entry.name);
+      if (TMP_FILE.test(entry.name)) {
+        if ((await exists(file + META_SUFFIX)) || !(await stale(file))) continue;
+        await rm(file, { force: true });
+      } else if (entry.name.endsWith('.part')) {
+        if (!(await stale(file))) continue;
+        await rm(file, { force: true });
+        await rm(file + META_SUFFIX, { force: true });
+      } else if (entry.name.endsWith(META_SUFFIX)) {
+        // (an object whose own key ends in .meta.json has a .meta.json of its own)
+        if ((await exists(file.slice(0, -META_SUFFIX.length))) || (await exists(file + META_SUFFIX)) || !(await stale(file))) continue;
+        await rm(file, { force: true });
+      } else {
+        continue;
+      }
+      removed++;
+    }
+    return removed;
   }
 
   async signedUploadUrl(key: string, o: { size: number; contentType: string; expiresInSeconds: number }): Promise<string> {
