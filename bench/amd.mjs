@@ -19,7 +19,8 @@ const { EnergyVoiceActivityDetector } = await dist('core/voice/energy-vad.js');
 let silero = null;
 try {
   const { SileroVoiceActivityDetectorFactory } = await dist('adapters/vad/silero-vad.js');
-  const factory = new SileroVoiceActivityDetectorFactory();
+  // a replay is synchronous: each window is scored during the push that completes it (no batching)
+  const factory = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 0 });
   silero = () => factory.create({ sampleRate: 8000 });
 } catch (e) {
   process.stdout.write(`Silero VAD unavailable (${e.message}); energy VAD only\n`);

@@ -1,8 +1,10 @@
 // Benchmark 6: the audio path's per-call CPU costs (docs/voice.md "Audio path"), each next to a reference measured
 // in the same process on the same audio:
 // - Silero VAD per 32 ms window: ours (SileroVoiceActivityDetector.push: gate, context, per-call state,
-//   hysteresis, synchronous native run) against onnxruntime-node's public API used directly
-//   (`await session.run(feeds)` with fresh tensors per window, the state fed back and nothing else);
+//   hysteresis, one window per native run) against onnxruntime-node's public API used directly
+//   (`await session.run(feeds)` with fresh tensors per window, the state fed back and nothing else); and CPU
+//   per window when the batcher scores 1, 10 or 50 calls' windows in one inference, back to back and with
+//   20 ms idle between batches (as in a service: the model's weights are out of the cache by the next window);
 // - G.711 μ-law per 20 ms frame (160 bytes): our table decode/encode against per-sample arithmetic;
 // - resampling per 20 ms: our polyphase low-pass resamplers against linear interpolation (no filter).
 import { readFileSync } from 'node:fs';
@@ -19,8 +21,8 @@ const elapsedNs = (t) => Number(process.hrtime.bigint() - t);
 const { readWav } = await dist('core/voice/wav.js');
 const { mulawDecode, mulawEncode } = await dist('core/voice/g711.js');
 const { createResampler } = await dist('core/voice/resample.js');
-const { SileroVoiceActivityDetector, SileroVoiceActivityDetectorFactory } = await dist('adapters/vad/silero-vad.js');
-const { sharedSileroSession, defaultSileroModelPath } = await dist('adapters/vad/silero-session.js');
+const { SileroVoiceActivityDetectorFactory } = await dist('adapters/vad/silero-vad.js');
+const { defaultSileroModelPath } = await dist('adapters/vad/silero-session.js');
 
 const fixture = (name) => readWav(new Uint8Array(readFileSync(join(ROOT, 'test', 'fixtures', 'audio', `${name}.wav`)))).samples;
 const speech = fixture('barge-in-long');
@@ -44,16 +46,46 @@ function perWindow(make, pcm, repeat) {
 }
 
 // --- VAD ---------------------------------------------------------------------------------------------
-const session = sharedSileroSession();
-const ungated = () => new SileroVoiceActivityDetector(session, { sampleRate: 8000 }, -Infinity);
-const gated = new SileroVoiceActivityDetectorFactory();
-const oursInferred = perWindow(ungated, speech, 4);
+// One window at a time, scored during the push that completes it (maxWaitMs 0), as before batching.
+const single = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 0, gateDbfs: -Infinity });
+const oursInferred = perWindow(() => single.create({ sampleRate: 8000 }), speech, 4);
 // a call is mostly the other side listening: 30% speech, 70% quiet line
 const mix = new Int16Array(Math.round(speech.length / 0.3));
 mix.set(speech);
 for (let i = speech.length; i < mix.length; i++) mix[i] = quiet[i % quiet.length];
-const oursMix = perWindow(() => gated.create({ sampleRate: 8000 }), mix, 2);
-const oursGated = perWindow(() => gated.create({ sampleRate: 8000 }), quiet, 20);
+const gatedSingle = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 0 });
+const oursMix = perWindow(() => gatedSingle.create({ sampleRate: 8000 }), mix, 2);
+const oursGated = perWindow(() => gatedSingle.create({ sampleRate: 8000 }), quiet, 20);
+
+/**
+ * CPU µs per window (process.cpuUsage: this benchmark is one thread) when `calls` detectors get a window each
+ * and the batcher scores them in one inference; `gapMs` of idle time between rounds, as in a service where
+ * other work runs between a call's windows 32 ms apart and the model's weights leave the cache.
+ */
+async function batchedPerWindow(calls, gapMs, rounds) {
+  const f = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 1000, maxBatch: 1000, gateDbfs: -Infinity });
+  const detectors = Array.from({ length: calls }, () => f.create({ sampleRate: 8000, onEvent: () => undefined }));
+  const windows = Math.floor(speech.length / WINDOW);
+  const measured = [];
+  for (let r = 0; r < rounds + 5; r++) {
+    const at = (r % windows) * WINDOW;
+    const t = process.cpuUsage();
+    for (let k = 0; k < calls; k++) detectors[k].push(speech.subarray(at, at + WINDOW));
+    f.flush();
+    const c = process.cpuUsage(t);
+    if (r >= 5) measured.push((c.user + c.system) / calls);
+    if (gapMs) await new Promise((res) => setTimeout(res, gapMs));
+  }
+  const sorted = measured.sort((a, b) => a - b);
+  return { mean_us: measured.reduce((a, b) => a + b, 0) / measured.length, p50_us: sorted[Math.floor(sorted.length / 2)], batches: f.sharedBatcher.stats.batches };
+}
+const batched = {};
+for (const calls of [1, 10, 50]) {
+  batched[calls] = {
+    back_to_back: await batchedPerWindow(calls, 0, calls === 1 ? 2000 : 400),
+    every_20ms: await batchedPerWindow(calls, 20, 100),
+  };
+}
 
 const ort = require(require.resolve('onnxruntime-node', { paths: [ROOT] }));
 const raw = await ort.InferenceSession.create(defaultSileroModelPath(), { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' });
@@ -159,6 +191,7 @@ report({
     ours_call_mix_ns: oursMix.ns,
     call_mix_counts: oursMix.counts,
     ours_gated_ns: oursGated.ns,
+    batched,
     window_ms: 32,
   },
   g711: { decode_ns: g711.decode, decode_ref_ns: g711.decodeRef, encode_ns: g711.encode, encode_ref_ns: g711.encodeRef },

@@ -2,17 +2,41 @@ import { describe, expect, it } from '@jest/globals';
 import type { VadEvent } from '../../core/ports/voice-activity-detector.port.js';
 import { createResampler } from '../../core/voice/resample.js';
 import { NON_SPEECH_FIXTURES, SPEECH_FIXTURES, readAudioFixture, speechBoundsMs } from '../../test/fixtures/audio/fixtures.js';
-import { sharedSileroSession, sileroSessionsCreated } from './silero-session.js';
+import { EnergyVoiceActivityDetector } from '../../core/voice/energy-vad.js';
+import { SileroBatcher } from './silero-batcher.js';
+import { SILERO_STATE_LENGTH, sharedSileroSession, sileroInputLength, sileroSessionsCreated, type SileroSession } from './silero-session.js';
 import { SileroVoiceActivityDetector, SileroVoiceActivityDetectorFactory } from './silero-vad.js';
 
-/** Pushes `pcm` in 20 ms frames, as a carrier delivers it. */
+/** Pushes `pcm` in 20 ms frames, as a carrier delivers it (scores synchronously: maxWaitMs 0). */
 function feed(d: { push(p: Int16Array): VadEvent[] }, pcm: Int16Array, frame = 160): VadEvent[] {
   const events: VadEvent[] = [];
   for (let i = 0; i < pcm.length; i += frame) events.push(...d.push(pcm.subarray(i, i + frame)));
   return events;
 }
 
-const factory = new SileroVoiceActivityDetectorFactory();
+/** One window at a time, scored during `push`, as before batching. */
+const factory = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 0 });
+
+/** A detector of `f` whose events (returned or delivered later) land in `events`. */
+function listening(f: SileroVoiceActivityDetectorFactory, rate: 8000 | 16000 = 8000) {
+  const events: VadEvent[] = [];
+  const d = f.create({ sampleRate: rate, onEvent: (e) => events.push(e) }) as SileroVoiceActivityDetector;
+  return { d, events, push: (pcm: Int16Array) => void events.push(...d.push(pcm)) };
+}
+
+/** Feeds several calls frame by frame, interleaved, through one batching factory; a batch runs every `every` frames. */
+function interleaved(f: SileroVoiceActivityDetectorFactory, audios: Int16Array[], every = 1) {
+  const calls = audios.map(() => listening(f));
+  const longest = Math.max(...audios.map((a) => a.length));
+  for (let i = 0, frame = 0; i < longest; i += 160, frame++) {
+    audios.forEach((a, k) => {
+      if (i < a.length) calls[k].push(a.subarray(i, i + 160));
+    });
+    if (frame % every === every - 1) f.flush();
+  }
+  f.flush();
+  return calls;
+}
 
 describe('Silero VAD on the speech fixtures', () => {
   for (const name of SPEECH_FIXTURES) {
@@ -67,7 +91,7 @@ describe('Silero VAD on the speech fixtures', () => {
 describe('one shared session, state per call', () => {
   it('50 detectors share one inference session; the process creates it once', () => {
     const session = sharedSileroSession();
-    const f = new SileroVoiceActivityDetectorFactory();
+    const f = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 0 });
     expect(f.warmUp()).toBe(session);
     const detectors = Array.from({ length: 50 }, () => f.create({ sampleRate: 8000 }));
     const pcm = readAudioFixture('uh-huh').samples;
@@ -107,25 +131,141 @@ describe('one shared session, state per call', () => {
     expect(feed(d, pcm).map((e) => ({ ...e, atMs: e.atMs - offset }))).toEqual(first);
   });
 
-  it('an inference failure scores the window 0 and is counted; push never throws', () => {
+  it('a runtime that fails on every window leaves the call with the energy detector; push never throws', () => {
     const real = sharedSileroSession();
     let fail = true;
-    const flaky = { modelPath: real.modelPath, inferences: 0, openStream: (r: 8000 | 16000) => real.openStream(r), infer: (st: ReturnType<typeof real.openStream>) => {
+    const flaky: SileroSession = { modelPath: real.modelPath, inferences: 0, runs: 0, run: (...args) => {
       if (fail) throw new Error('runtime failed');
-      return real.infer(st);
+      return real.run(...args);
     } };
-    const d = new SileroVoiceActivityDetector(flaky, { sampleRate: 8000 });
-    const pcm = readAudioFixture('yes-i-will-attend').samples;
-    expect(feed(d, pcm)).toEqual([]);
-    expect(d.counts.failed).toBe(d.counts.inferred + d.counts.failed);
+    const d = new SileroVoiceActivityDetector(new SileroBatcher(flaky, { maxWaitMs: 0 }), { sampleRate: 8000 });
+    const pcm = readAudioFixture('barge-in-long').samples;
+    expect(feed(d, pcm)).toEqual(new EnergyVoiceActivityDetector({ sampleRate: 8000 }).push(pcm));
+    expect(d.counts.inferred).toBe(0);
     expect(d.counts.failed).toBeGreaterThan(0);
     fail = false;
-    expect(feed(d, pcm).map((e) => e.type)).toEqual(['speech_start', 'speech_stop']);
+    const again = feed(d, readAudioFixture('yes-i-will-attend').samples);
+    expect(again.map((e) => e.type)).toEqual(['speech_start', 'speech_stop']);
+    expect(d.counts.inferred).toBeGreaterThan(0);
+  });
+
+  it('a batch the runtime fails on is retried window by window: only the call it fails on falls back', () => {
+    const real = sharedSileroSession();
+    // the runtime refuses any batch holding a full-scale sample (the "bad" call's audio)
+    const picky: SileroSession = { modelPath: real.modelPath, inferences: 0, runs: 0, run: (rate, count, input, state) => {
+      const rows = input.subarray(0, count * sileroInputLength(rate));
+      if (rows.some((x) => Math.abs(x) > 0.99)) throw new Error('runtime failed');
+      return real.run(rate, count, input, state);
+    } };
+    const f = new SileroVoiceActivityDetectorFactory();
+    (f as unknown as { batcher: SileroBatcher }).batcher = new SileroBatcher(picky, { maxWaitMs: 1000 });
+    const good = readAudioFixture('hello-who-is-this').samples;
+    const bad = Int16Array.from(readAudioFixture('can-you-repeat-that').samples, (x) => (x > 2000 ? 32767 : x < -2000 ? -32768 : x));
+    const [g, b] = interleaved(f, [good, bad]);
+    expect(g.events).toEqual(feed(factory.create({ sampleRate: 8000 }), good));
+    expect(g.d.counts.failed).toBe(0);
+    expect(b.d.counts.failed).toBeGreaterThan(0);
+    expect(b.events.map((e) => e.type)).toEqual(new EnergyVoiceActivityDetector({ sampleRate: 8000 }).push(bad).map((e) => e.type));
   });
 
   it('a model file that is not Silero v5 is refused when the session is created', () => {
     const f = new SileroVoiceActivityDetectorFactory({ modelPath: '/nonexistent/silero.onnx' });
     expect(() => f.create({ sampleRate: 8000 })).toThrow();
     expect(() => factory.create({ sampleRate: 44100 as 8000 })).toThrow(RangeError);
+  });
+});
+
+describe('batched inference', () => {
+  const fixtures = [...SPEECH_FIXTURES, 'noise-hiss-2s'] as const;
+
+  it('one inference over a batch gives the probabilities and states of one window at a time (float tolerance)', () => {
+    const session = sharedSileroSession();
+    const len = sileroInputLength(8000);
+    const audios = fixtures.map((name) => readAudioFixture(name).samples);
+    const n = audios.length;
+    const batchState = new Float32Array(n * SILERO_STATE_LENGTH);
+    const aloneStates = audios.map(() => new Float32Array(SILERO_STATE_LENGTH));
+    const windows = Math.min(...audios.map((a) => Math.floor(a.length / 256)));
+    let maxDiff = 0;
+    for (let w = 1; w < windows; w++) {
+      const input = new Float32Array(n * len);
+      audios.forEach((a, k) => {
+        for (let i = 0; i < len; i++) input[k * len + i] = a[w * 256 - 32 + i] / 32768;
+      });
+      const batch = Float32Array.from(session.run(8000, n, input, batchState));
+      audios.forEach((_, k) => {
+        const p = session.run(8000, 1, input.subarray(k * len, (k + 1) * len), aloneStates[k])[0];
+        maxDiff = Math.max(maxDiff, Math.abs(p - batch[k]));
+        const state = batchState.subarray(k * SILERO_STATE_LENGTH, (k + 1) * SILERO_STATE_LENGTH);
+        for (let i = 0; i < SILERO_STATE_LENGTH; i++) maxDiff = Math.max(maxDiff, Math.abs(state[i] - aloneStates[k][i]));
+      });
+    }
+    expect(windows).toBeGreaterThan(40);
+    expect(maxDiff).toBeLessThan(1e-4);
+  });
+
+  it('calls batched together get the speech segments each gets scored alone, one window at a time', () => {
+    const audios = fixtures.map((name) => readAudioFixture(name).samples);
+    const alone = audios.map((a) => feed(factory.create({ sampleRate: 8000 }), a));
+    for (const every of [1, 3]) {
+      // every 3 frames: each batch holds up to two windows of a call, scored in order across two runs
+      const f = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 1000 });
+      const calls = interleaved(f, audios, every);
+      expect(calls.map((c) => c.events)).toEqual(alone);
+      expect(f.sharedBatcher.stats.windows).toBe(calls.reduce((sum, c) => sum + c.d.counts.inferred, 0));
+      // speech overlaps in about half the windows (the fixtures differ in length): fewer runs than windows
+      expect(f.sharedBatcher.stats.batches).toBeLessThan(0.7 * f.sharedBatcher.stats.windows);
+    }
+    expect(alone.filter((e) => e.length > 0).length).toBe(SPEECH_FIXTURES.length);
+  });
+
+  it('events come through onEvent once the batch runs (maxWaitMs later), in order and in stream time', async () => {
+    const f = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 5 });
+    const pcm = readAudioFixture('yes-i-will-attend').samples;
+    const c = listening(f);
+    let returned = 0;
+    for (let i = 0; i < pcm.length; i += 160) {
+      const events = c.d.push(pcm.subarray(i, i + 160));
+      returned += events.length;
+      c.events.push(...events);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    await new Promise((r) => setTimeout(r, 30));
+    expect(c.events).toEqual(feed(factory.create({ sampleRate: 8000 }), pcm));
+    expect(c.events.length).toBe(2);
+    expect(returned).toBeLessThan(2); // at least one event came later, through the listener
+  });
+
+  it('a closed detector gets no more events and leaves the batch; the other calls are scored as before', () => {
+    const f = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 1000 });
+    const a = listening(f);
+    const b = listening(f);
+    const pcm = readAudioFixture('barge-in-long').samples;
+    for (let i = 0; i < 16000; i += 160) {
+      a.push(pcm.subarray(i, i + 160));
+      b.push(pcm.subarray(i, i + 160));
+    }
+    expect(f.sharedBatcher.waitingWindows).toBe(2);
+    a.d.close();
+    expect(f.sharedBatcher.waitingWindows).toBe(1);
+    const before = a.events.length;
+    f.flush();
+    a.push(pcm.subarray(16000, 20000));
+    f.flush();
+    expect(a.events.length).toBe(before);
+    expect(b.events[0]?.type).toBe('speech_start');
+  });
+
+  it('without a listener, events scored later are returned by the next push', () => {
+    const f = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 1000 });
+    const d = f.create({ sampleRate: 8000 });
+    const pcm = readAudioFixture('yes-i-will-attend').samples;
+    const events: VadEvent[] = [];
+    for (let i = 0; i < pcm.length; i += 160) {
+      events.push(...d.push(pcm.subarray(i, i + 160)));
+      f.flush();
+    }
+    events.push(...d.push(new Int16Array(0)));
+    expect(events).toEqual(feed(factory.create({ sampleRate: 8000 }), pcm));
   });
 });

@@ -1,91 +1,160 @@
 import type { VadOptions, VoiceActivityDetector, VoiceActivityDetectorFactory } from '../../core/ports/voice-activity-detector.port.js';
 import { rmsDbfs } from '../../core/voice/energy.js';
-import { WindowedVoiceActivityDetector } from '../../core/voice/vad-hysteresis.js';
-import { SILERO_CONTEXT_SAMPLES, sharedSileroSession, type SileroSession, type SileroStream } from './silero-session.js';
+import { ENERGY_VAD_SPEECH_DBFS } from '../../core/voice/energy-vad.js';
+import { DeferredScoreVoiceActivityDetector } from '../../core/voice/vad-hysteresis.js';
+import { SILERO_BATCH_DEFAULTS, SileroBatcher, type SileroBatchClient, type SileroBatchSettings } from './silero-batcher.js';
+import { SILERO_CONTEXT_SAMPLES, SILERO_STATE_LENGTH, sharedSileroSession, sileroInputLength, type SileroSession } from './silero-session.js';
 
 /**
  * Silero VAD v5 behind the VoiceActivityDetector port (docs/voice.md "Audio path"): native 32 ms windows (256
  * samples at 8 kHz, 512 at 16 kHz) scored by the process's one shared inference session, each call with its own
  * recurrent state and context. An energy gate comes first: a window quieter than `gateDbfs` scores 0 without
  * inference (silence and line noise are most of a call), and after a second of gated windows the recurrent
- * state starts afresh, as at the start of a stream. Hysteresis (`threshold`, `minSpeechMs`, `minSilenceMs`) is
- * the shared WindowedVoiceActivityDetector's.
+ * state starts afresh, as at the start of a stream. The windows that pass the gate are scored by the factory's
+ * batcher together with the other calls' (adapters/vad/silero-batcher.ts), so their events come up to
+ * `maxWaitMs` after the audio, through `VadOptions.onEvent`; a call's windows (gated or not) are settled
+ * strictly in order. A window the runtime fails on is scored by loudness (the energy detector's level), so a
+ * broken runtime leaves calls with an energy VAD instead of a deaf one. Hysteresis (`threshold`,
+ * `minSpeechMs`, `minSilenceMs`) is the shared one of core/voice/vad-hysteresis.ts.
  */
 export const SILERO_GATE_DBFS = -50;
 const FRESH_STATE_AFTER_GATED_WINDOWS = 31; // ~1 s
 
-export interface SileroVadSettings {
+export interface SileroVadSettings extends Partial<SileroBatchSettings> {
   /** Windows quieter than this (RMS dBFS) are scored 0 without inference. -Infinity disables the gate. */
   gateDbfs?: number;
   /** Another model file (default: the packaged silero_vad_v5.onnx). */
   modelPath?: string;
 }
 
-export class SileroVoiceActivityDetector extends WindowedVoiceActivityDetector {
-  private readonly stream: SileroStream;
-  private readonly input: Float32Array;
-  private readonly context: number;
+/** A window cut and waiting for its turn: its level, and its model input unless the gate skips it. */
+interface Entry {
+  level: number;
+  row: Float32Array | null;
+}
+
+export class SileroVoiceActivityDetector extends DeferredScoreVoiceActivityDetector {
+  private readonly context: Float32Array;
+  private readonly rowLength: number;
+  /** Windows not settled yet, oldest first; the head is the one being scored when `scoring`. */
+  private readonly queue: Entry[] = [];
+  private readonly spareRows: Float32Array[] = [];
+  private readonly client: SileroBatchClient & { input: Float32Array };
+  private scoring = false;
   private gatedRun = 0;
-  /** Windows scored by the model / skipped by the gate / whose inference failed (scored 0). */
+  /** Windows scored by the model / skipped by the gate / whose inference failed (scored by loudness). */
   readonly counts = { inferred: 0, gated: 0, failed: 0 };
 
   constructor(
-    private readonly session: SileroSession,
+    private readonly batcher: SileroBatcher,
     options: VadOptions,
     private readonly gateDbfs = SILERO_GATE_DBFS,
   ) {
     super(options);
-    this.context = SILERO_CONTEXT_SAMPLES[this.options.sampleRate];
-    this.stream = session.openStream(this.options.sampleRate);
-    this.input = this.stream.input;
+    const rate = this.options.sampleRate;
+    this.context = new Float32Array(SILERO_CONTEXT_SAMPLES[rate]);
+    this.rowLength = sileroInputLength(rate);
+    this.client = {
+      sampleRate: rate,
+      input: new Float32Array(0),
+      state: new Float32Array(SILERO_STATE_LENGTH),
+      scored: (p) => this.scored(p, false),
+      failed: () => this.scored(-1, true),
+    };
   }
 
-  protected score(window: Int16Array): number {
-    const input = this.input;
-    const ctx = this.context;
-    const gated = rmsDbfs(window) < this.gateDbfs;
-    if (gated) {
-      this.counts.gated++;
-      if (++this.gatedRun === FRESH_STATE_AFTER_GATED_WINDOWS) this.stream.state.fill(0);
-    } else {
-      this.gatedRun = 0;
-      for (let i = 0; i < window.length; i++) input[ctx + i] = window[i] / 32768;
+  protected acceptWindow(window: Int16Array): void {
+    const level = rmsDbfs(window);
+    let row: Float32Array | null = null;
+    if (level >= this.gateDbfs) {
+      row = this.spareRows.pop() ?? new Float32Array(this.rowLength);
+      row.set(this.context);
+      const ctx = this.context.length;
+      for (let i = 0; i < window.length; i++) row[ctx + i] = window[i] / 32768;
     }
-    let p = 0;
-    if (!gated) {
-      try {
-        p = this.session.infer(this.stream);
-        this.counts.inferred++;
-      } catch {
-        this.counts.failed++;
-        p = 0;
-      }
-    }
-    // the next window's context: the last samples of this one
+    // the next window's context: the last samples of this one, whatever the gate decided
+    const ctx = this.context.length;
     const n = window.length;
-    for (let i = 0; i < ctx; i++) input[i] = window[n - ctx + i] / 32768;
-    return p;
+    for (let i = 0; i < ctx; i++) this.context[i] = window[n - ctx + i] / 32768;
+    this.queue.push({ level, row });
+    this.drain();
+  }
+
+  /** Settles windows from the head of the queue until one needs the model (then asks the batcher for it). */
+  private drain(): void {
+    while (!this.scoring && this.queue.length > 0) {
+      const head = this.queue[0];
+      if (head.row === null) {
+        this.queue.shift();
+        this.counts.gated++;
+        if (++this.gatedRun === FRESH_STATE_AFTER_GATED_WINDOWS) this.client.state.fill(0);
+        this.settle(0);
+        continue;
+      }
+      this.scoring = true;
+      this.client.input = head.row;
+      this.batcher.request(this.client); // may score at once (and drain further from there)
+    }
+  }
+
+  private scored(p: number, failed: boolean): void {
+    if (!this.scoring) return;
+    this.scoring = false;
+    const head = this.queue.shift()!;
+    this.spareRows.push(head.row!);
+    this.gatedRun = 0;
+    if (failed) {
+      this.counts.failed++;
+      p = head.level >= ENERGY_VAD_SPEECH_DBFS ? 1 : 0;
+    } else this.counts.inferred++;
+    this.settle(p);
+    this.drain();
+  }
+
+  private dropQueue(): void {
+    this.batcher.cancel(this.client);
+    this.scoring = false;
+    for (const e of this.queue.splice(0)) if (e.row) this.spareRows.push(e.row);
   }
 
   protected resetModel(): void {
-    this.stream.state.fill(0);
-    this.input.fill(0);
+    this.dropQueue();
+    this.client.state.fill(0);
+    this.context.fill(0);
     this.gatedRun = 0;
+  }
+
+  protected override closeModel(): void {
+    this.dropQueue();
   }
 }
 
 export class SileroVoiceActivityDetectorFactory implements VoiceActivityDetectorFactory {
-  private session: SileroSession | null = null;
+  private batcher: SileroBatcher | null = null;
 
   constructor(private readonly settings: SileroVadSettings = {}) {}
 
   /** Loads the shared session now (at start-up), so a missing runtime or model is reported there. */
   warmUp(): SileroSession {
-    this.session ??= sharedSileroSession(this.settings.modelPath);
-    return this.session;
+    this.batcher ??= new SileroBatcher(sharedSileroSession(this.settings.modelPath), {
+      maxWaitMs: this.settings.maxWaitMs ?? SILERO_BATCH_DEFAULTS.maxWaitMs,
+      maxBatch: this.settings.maxBatch ?? SILERO_BATCH_DEFAULTS.maxBatch,
+    });
+    return this.batcher.session;
+  }
+
+  /** The batcher every detector of this factory shares. */
+  get sharedBatcher(): SileroBatcher {
+    this.warmUp();
+    return this.batcher!;
   }
 
   create(options: VadOptions): VoiceActivityDetector {
-    return new SileroVoiceActivityDetector(this.warmUp(), options, this.settings.gateDbfs ?? SILERO_GATE_DBFS);
+    return new SileroVoiceActivityDetector(this.sharedBatcher, options, this.settings.gateDbfs ?? SILERO_GATE_DBFS);
+  }
+
+  /** Scores every window waiting now (their events go to the detectors' listeners). For offline replays and tests. */
+  flush(): void {
+    this.batcher?.flush();
   }
 }

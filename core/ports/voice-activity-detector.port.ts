@@ -1,7 +1,8 @@
 /**
  * Voice activity detection for one call's inbound audio (docs/voice.md). The Silero adapter
  * (adapters/vad) shares one inference session between calls and keeps per-call state; an energy gate in front
- * skips inference on silence. Tests use an energy-only detector.
+ * skips inference on silence; windows are scored in batches, so its events may come a few ms after the audio.
+ * Tests use an energy-only detector, which scores synchronously.
  */
 export const VoiceActivityDetectorFactory = Symbol.for('callplane.VoiceActivityDetectorFactory');
 
@@ -18,18 +19,35 @@ export interface VadOptions {
   threshold?: number;
   minSpeechMs?: number;
   minSilenceMs?: number;
+  /**
+   * Receives, in order, the events that become known after `push` returned: a detector may score its windows
+   * later (Silero scores the windows of all calls together, one inference per batch, a few ms after they
+   * arrive). Called outside `push`, never re-entrantly. Without a listener such events are returned by the
+   * next `push` instead.
+   */
+  onEvent?: (event: VadEvent) => void;
 }
 
-/** One call's detector. Not shared between calls. */
+/**
+ * One call's detector. Not shared between calls.
+ *
+ * Contract on timing: every window of a call is scored in order and each event is delivered exactly once, in
+ * stream order, either returned by the `push` during which it became known or, when it becomes known later,
+ * given to `VadOptions.onEvent`. Event times (`atMs`) are stream time whatever the delivery delay, so onsets
+ * and ends of speech stay exact; only the moment the caller learns of them moves.
+ */
 export interface VoiceActivityDetector {
   /**
-   * Feeds PCM samples (any length; windows are cut internally) and returns the events they caused, in order.
-   * Synchronous so the caller's audio path never waits; never throws on audio.
+   * Feeds PCM samples (any length; windows are cut internally) and returns the events known by the time it
+   * returns, in order (for a detector that scores synchronously, all the events this audio caused). Never
+   * blocks on the model and never throws on audio.
    */
   push(pcm: Int16Array): VadEvent[];
-  /** Forgets the stream state (a new utterance context). */
+  /** Forgets the stream state (a new utterance context); windows still waiting to be scored are dropped. */
   reset(): void;
-  /** True while the detector is inside speech. */
+  /** Stops the detector: windows waiting to be scored are dropped and no event follows. Idempotent. */
+  close(): void;
+  /** True while the detector is inside speech, as far as the events delivered so far tell. */
   readonly speaking: boolean;
 }
 

@@ -8,7 +8,8 @@ import type { VadEvent, VadOptions, VoiceActivityDetector } from '../ports/voice
  *   of the first of them (the onset);
  * - speech stops once consecutive windows scoring below `threshold - 0.15` add up to `minSilenceMs`; `atMs` is
  *   the start of the first silent one (where the speech ended).
- * Times are stream time: samples pushed since the detector was created, in milliseconds.
+ * Times are stream time: samples pushed since the detector was created, in milliseconds. A window's score may
+ * come after `push` returned (Silero scores windows in batches): the event then goes to `onEvent`.
  */
 
 export const VAD_DEFAULTS = Object.freeze({ threshold: 0.5, minSpeechMs: 64, minSilenceMs: 300 });
@@ -16,7 +17,7 @@ export const VAD_DEFAULTS = Object.freeze({ threshold: 0.5, minSpeechMs: 64, min
 export const VAD_RELEASE_MARGIN = 0.15;
 export const VAD_WINDOW_MS = 32;
 
-export type ResolvedVadOptions = Required<VadOptions> & { windowSamples: number };
+export type ResolvedVadOptions = Required<Omit<VadOptions, 'onEvent'>> & { windowSamples: number };
 
 /** Options with defaults filled in. Throws RangeError on a rate other than 8000/16000 or out-of-range values. */
 export function resolveVadOptions(options: VadOptions): ResolvedVadOptions {
@@ -30,12 +31,27 @@ export function resolveVadOptions(options: VadOptions): ResolvedVadOptions {
   return { sampleRate, threshold, minSpeechMs, minSilenceMs, windowSamples: (sampleRate / 1000) * VAD_WINDOW_MS };
 }
 
-export abstract class WindowedVoiceActivityDetector implements VoiceActivityDetector {
+/**
+ * Windowing, hysteresis and event delivery for a detector whose scores may come later than its audio (the
+ * VoiceActivityDetector port's timing contract): each full window goes to `acceptWindow`, and the subclass
+ * calls `settle(p)` once per accepted window, in the order they were accepted, now or later. A score given
+ * during `push` is returned by it; a later one goes to `options.onEvent` (or, without a listener, to the
+ * next `push`). Event times are the stream time of the window, however late its score.
+ */
+export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivityDetector {
   protected readonly options: ResolvedVadOptions;
+  private readonly onEvent: ((event: VadEvent) => void) | undefined;
   private readonly window: Int16Array;
   private filled = 0;
   /** Stream time (samples pushed since creation) at the start of the window being filled. */
   private clock = 0;
+  /** Start (in samples) of each accepted window still waiting for its score, oldest first. */
+  private readonly waiting: number[] = [];
+  /** Events of the `push` under way (scores given synchronously). */
+  private collecting: VadEvent[] | null = null;
+  /** Events scored later with no listener: the next `push` returns them. */
+  private readonly undelivered: VadEvent[] = [];
+  private closed = false;
   private inSpeech = false;
   private run = 0;
   private runStart = 0;
@@ -45,46 +61,84 @@ export abstract class WindowedVoiceActivityDetector implements VoiceActivityDete
 
   protected constructor(options: VadOptions) {
     this.options = resolveVadOptions(options);
+    this.onEvent = options.onEvent;
     this.window = new Int16Array(this.options.windowSamples);
     this.speechWindows = Math.max(1, Math.ceil(this.options.minSpeechMs / VAD_WINDOW_MS));
     this.silenceWindows = Math.max(1, Math.ceil(this.options.minSilenceMs / VAD_WINDOW_MS));
     this.release = Math.max(0.01, this.options.threshold - VAD_RELEASE_MARGIN);
   }
 
-  /** The speech probability (0..1) of one full window. Must not throw (score 0 when unsure). */
-  protected abstract score(window: Int16Array): number;
-  /** Forgets model state carried between windows. */
+  /**
+   * One full window, in stream order. The array is reused for the next window: copy what is needed before
+   * returning. The subclass must call `settle` once for it, after the windows before it (not after `reset`
+   * or `close`, which drop the windows still waiting).
+   */
+  protected abstract acceptWindow(window: Int16Array): void;
+  /** Forgets model state carried between windows and any window still waiting for its score. */
   protected abstract resetModel(): void;
+  /** The detector is closed: release what it holds. */
+  protected closeModel(): void {
+    // nothing by default
+  }
 
   get speaking(): boolean {
     return this.inSpeech;
   }
 
+  /** Windows accepted whose score has not come yet. */
+  protected get unscoredWindows(): number {
+    return this.waiting.length;
+  }
+
   push(pcm: Int16Array): VadEvent[] {
-    const events: VadEvent[] = [];
+    const events = this.undelivered.length > 0 ? this.undelivered.splice(0) : [];
+    if (this.closed) return events;
     const size = this.window.length;
     let offset = 0;
-    while (offset < pcm.length) {
-      const take = Math.min(size - this.filled, pcm.length - offset);
-      this.window.set(pcm.subarray(offset, offset + take), this.filled);
-      this.filled += take;
-      offset += take;
-      if (this.filled < size) break;
-      this.filled = 0;
-      const start = this.clock;
-      this.clock += size;
-      const event = this.step(this.score(this.window), start);
-      if (event) events.push(event);
+    this.collecting = events;
+    try {
+      while (offset < pcm.length) {
+        const take = Math.min(size - this.filled, pcm.length - offset);
+        this.window.set(pcm.subarray(offset, offset + take), this.filled);
+        this.filled += take;
+        offset += take;
+        if (this.filled < size) break;
+        this.filled = 0;
+        this.waiting.push(this.clock);
+        this.clock += size;
+        this.acceptWindow(this.window);
+      }
+    } finally {
+      this.collecting = null;
     }
     return events;
+  }
+
+  /** The score (0..1) of the oldest window still waiting; steps the hysteresis and delivers its event. */
+  protected settle(p: number): void {
+    const start = this.waiting.shift();
+    if (start === undefined) return; // dropped by reset or close
+    const event = this.step(p, start);
+    if (!event) return;
+    if (this.collecting) this.collecting.push(event);
+    else if (this.onEvent) this.onEvent(event);
+    else this.undelivered.push(event);
   }
 
   reset(): void {
     this.clock += this.filled; // the dropped partial window still happened
     this.filled = 0;
+    this.waiting.length = 0;
     this.inSpeech = false;
     this.run = 0;
     this.resetModel();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.waiting.length = 0;
+    this.closeModel();
   }
 
   private step(p: number, start: number): VadEvent | null {
@@ -109,5 +163,15 @@ export abstract class WindowedVoiceActivityDetector implements VoiceActivityDete
       }
     } else this.run = 0;
     return null;
+  }
+}
+
+/** A detector that scores each window synchronously, as it is cut (the energy detector). */
+export abstract class WindowedVoiceActivityDetector extends DeferredScoreVoiceActivityDetector {
+  /** The speech probability (0..1) of one full window. Must not throw (score 0 when unsure). */
+  protected abstract score(window: Int16Array): number;
+
+  protected acceptWindow(window: Int16Array): void {
+    this.settle(this.score(window));
   }
 }

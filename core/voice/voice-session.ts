@@ -138,6 +138,8 @@ export class VoiceSession {
   private turn: AgentTurn | null = null;
   private stt: SttStream | null = null;
   private vadStreamMs = 0;
+  /** Clock time at which the caller audio up to `vadStreamMs` (VAD stream time) had arrived. */
+  private vadClockMs = 0;
   /** The caller's current speech goes to the endpointer (it is a turn, not speech over the agent). */
   private speechCounts = false;
   private speechOnsetMs = 0;
@@ -179,7 +181,8 @@ export class VoiceSession {
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
     this.inbound = toSessionAudio(this.channel.inFormat);
     this.outbound = sameFormat(this.channel.outFormat, SESSION_FORMAT) ? null : fromSessionAudio(this.channel.outFormat);
-    this.vad = options.vad.create({ sampleRate: 8000 });
+    // Silero scores windows in batches: its events may come after the audio that caused them (onVad maps times).
+    this.vad = options.vad.create({ sampleRate: 8000, onEvent: (event) => this.onVad(event) });
     this.endpointer = new Endpointer(this.timers, (u) => this.onUtterance(u), this.settings.endpointing);
     this.recorder = new CallRecorder({ startMs: this.startMs, output: options.sink.recording });
     this.events.on('caller_audio', (e) => this.recorder.writeCaller(e.pcm, e.atMs));
@@ -280,13 +283,17 @@ export class VoiceSession {
     this.amd?.audio(pcm, atMs - pcm.length / 8);
     this.stt?.push(bytes);
     this.vadStreamMs += pcm.length / 8;
+    this.vadClockMs = atMs;
     this.sustained.push(pcm, atMs, pcm.length / 8);
-    for (const event of this.vad.push(pcm)) this.onVad(event, atMs);
+    for (const event of this.vad.push(pcm)) this.onVad(event);
     if (this.bargeInArmed) this.checkBargeIn();
   }
 
-  private onVad(event: VadEvent, nowMs: number): void {
-    const atMs = nowMs - (this.vadStreamMs - event.atMs);
+  /** A VAD event, during `push` or later (batched scoring): `event.atMs` is stream time, mapped to the clock. */
+  private onVad(event: VadEvent): void {
+    if (this.finishing) return;
+    const nowMs = this.timers.now();
+    const atMs = this.vadClockMs - (this.vadStreamMs - event.atMs);
     if (event.type === 'speech_start') {
       this.amd?.speechStarted(atMs);
       this.speechOnsetMs = atMs;
@@ -796,6 +803,7 @@ export class VoiceSession {
       this.closing = true;
       for (const t of [this.idleTimer, this.maxTimer, this.graceTimer]) t?.cancel();
       this.amd?.close();
+      this.vad.close();
       this.endpointer.reset();
       this.turn?.controller.abort();
       this.turn = null;

@@ -1,0 +1,180 @@
+/**
+ * When Silero inference runs (docs/voice.md "Voice activity detection"): every call's detector asks for its
+ * next window to be scored, and the batcher scores the windows of all calls that are waiting in one native
+ * inference (Silero v5 takes input [B, 288] and state [2, B, 128]). On the 2-core bench machine a lone window
+ * cost about 1.1-1.3 ms of CPU inside a busy service (the model's weights are no longer in cache 32 ms
+ * later), against about 0.1 ms per window in a batch of 50 (bench/audio.mjs, docs/benchmarks.md section 7).
+ *
+ * A batch runs `maxWaitMs` after the first window of it arrived (one timer for the whole process, not one per
+ * call), or at once when `maxBatch` windows wait, or on `flush()`. `maxWaitMs: 0` scores each window during
+ * the `request` that brings it (no batching: offline replays). Each client (one call's detector) has at most
+ * one window waiting, so a call's windows are scored in order with its state carried from one to the next.
+ *
+ * A failed batch is retried one window at a time, so one call's bad input cannot fail the others; a window
+ * that fails alone is reported to its client (`failed`), which scores it without the model.
+ */
+import { SILERO_STATE_LENGTH, sileroInputLength, type SileroSession } from './silero-session.js';
+
+/** One call's side of the batcher (a detector). */
+export interface SileroBatchClient {
+  readonly sampleRate: 8000 | 16000;
+  /** The row to score: [context | window] as floats in [-1, 1) (`sileroInputLength` values). */
+  readonly input: Float32Array;
+  /** The call's recurrent state (`SILERO_STATE_LENGTH` values), replaced in place once the window is scored. */
+  readonly state: Float32Array;
+  /** The window's speech probability; the state has been updated. May request the next window. */
+  scored(probability: number): void;
+  /** The runtime failed on this window (the state is untouched). May request the next window. */
+  failed(error: unknown): void;
+}
+
+export interface SileroBatchSettings {
+  /** How long the first waiting window waits for others before the batch runs (ms; 0: score at once). */
+  maxWaitMs: number;
+  /** A batch runs as soon as this many windows wait. */
+  maxBatch: number;
+}
+
+/** 16 ms: half a window. A window's score (and so a speech_stop) comes at most this much later. */
+export const SILERO_BATCH_DEFAULTS: Readonly<SileroBatchSettings> = Object.freeze({ maxWaitMs: 16, maxBatch: 64 });
+
+type Rate = 8000 | 16000;
+
+export class SileroBatcher {
+  private readonly waiting: Record<Rate, Ticket[]> = { 8000: [], 16000: [] };
+  /** Clients waiting or being scored, with their ticket; `cancel` removes them, and a removed ticket's result is dropped. */
+  private readonly active = new Map<SileroBatchClient, Ticket>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private flushing = false;
+  private input = new Float32Array(0);
+  private state = new Float32Array(0);
+  readonly settings: SileroBatchSettings;
+  /** Batches run, windows scored, and native runs that failed (whole batches and single retries). */
+  readonly stats = { batches: 0, windows: 0, failedRuns: 0 };
+
+  constructor(
+    readonly session: SileroSession,
+    settings: Partial<SileroBatchSettings> = {},
+  ) {
+    this.settings = { ...SILERO_BATCH_DEFAULTS, ...settings };
+    if (!(this.settings.maxWaitMs >= 0) || !(this.settings.maxBatch >= 1)) throw new RangeError('Silero batch: maxWaitMs must be ≥ 0 and maxBatch ≥ 1');
+  }
+
+  /** Windows waiting to be scored. */
+  get waitingWindows(): number {
+    return this.waiting[8000].length + this.waiting[16000].length;
+  }
+
+  /** Queues `client`'s current window. A client must not ask again before its `scored` / `failed`. */
+  request(client: SileroBatchClient): void {
+    if (this.active.has(client)) throw new Error('a Silero client asked for a second window before the first was scored');
+    const ticket = { client };
+    this.active.set(client, ticket);
+    this.waiting[client.sampleRate].push(ticket);
+    if (this.flushing) return; // the running flush takes it next
+    if (this.settings.maxWaitMs === 0 || this.waiting[client.sampleRate].length >= this.settings.maxBatch) this.flush();
+    else if (this.timer === null) {
+      this.timer = setTimeout(() => this.flush(), this.settings.maxWaitMs);
+      this.timer.unref?.();
+    }
+  }
+
+  /** Withdraws `client`'s window (waiting or being scored): no callback follows. */
+  cancel(client: SileroBatchClient): void {
+    const ticket = this.active.get(client);
+    if (!ticket) return;
+    this.active.delete(client);
+    const list = this.waiting[client.sampleRate];
+    const i = list.indexOf(ticket);
+    if (i >= 0) list.splice(i, 1);
+  }
+
+  /**
+   * Scores every waiting window now, including windows that clients ask for while this runs (a call that fell
+   * behind). A client callback that throws does not stop the others; the first such error is rethrown at the end.
+   */
+  flush(): void {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    if (this.flushing) return;
+    this.flushing = true;
+    let thrown: { error: unknown } | null = null;
+    try {
+      for (;;) {
+        const rate: Rate | null = this.waiting[8000].length > 0 ? 8000 : this.waiting[16000].length > 0 ? 16000 : null;
+        if (rate === null) break;
+        const batch = this.waiting[rate].splice(0, this.settings.maxBatch);
+        const error = this.score(rate, batch);
+        if (error && !thrown) thrown = error;
+      }
+    } finally {
+      this.flushing = false;
+    }
+    if (thrown) throw thrown.error;
+  }
+
+  /** Runs one batch and calls back each client still active; returns the first callback error. */
+  private score(rate: Rate, batch: Ticket[]): { error: unknown } | null {
+    const length = sileroInputLength(rate);
+    const n = batch.length;
+    if (this.input.length < n * length) this.input = new Float32Array(n * length);
+    if (this.state.length < n * SILERO_STATE_LENGTH) this.state = new Float32Array(n * SILERO_STATE_LENGTH);
+    for (let b = 0; b < n; b++) {
+      this.input.set(batch[b].client.input.subarray(0, length), b * length);
+      this.state.set(batch[b].client.state, b * SILERO_STATE_LENGTH);
+    }
+    let probabilities: Float32Array | null = null;
+    try {
+      probabilities = this.session.run(rate, n, this.input, this.state);
+      this.stats.batches++;
+      this.stats.windows += n;
+    } catch {
+      this.stats.failedRuns++;
+    }
+    let thrown: { error: unknown } | null = null;
+    for (let b = 0; b < n; b++) {
+      const ticket = batch[b];
+      const client = ticket.client;
+      let p: number;
+      if (probabilities) p = probabilities[b];
+      else {
+        // the batch failed: this window alone (its row and state are still in place at b)
+        try {
+          p = this.session.run(rate, 1, this.input.subarray(b * length, (b + 1) * length), this.state.subarray(b * SILERO_STATE_LENGTH, (b + 1) * SILERO_STATE_LENGTH))[0];
+          this.stats.batches++;
+          this.stats.windows++;
+        } catch (error) {
+          this.stats.failedRuns++;
+          if (!this.settle(ticket)) continue;
+          try {
+            client.failed(error);
+          } catch (e) {
+            thrown ??= { error: e };
+          }
+          continue;
+        }
+      }
+      if (!this.settle(ticket)) continue; // cancelled while the batch ran (its call closed or reset)
+      client.state.set(this.state.subarray(b * SILERO_STATE_LENGTH, (b + 1) * SILERO_STATE_LENGTH));
+      try {
+        client.scored(p);
+      } catch (e) {
+        thrown ??= { error: e };
+      }
+    }
+    return thrown;
+  }
+
+  /** True (and the client no longer active) when `ticket` is still the client's current request. */
+  private settle(ticket: Ticket): boolean {
+    if (this.active.get(ticket.client) !== ticket) return false;
+    this.active.delete(ticket.client);
+    return true;
+  }
+}
+
+interface Ticket {
+  readonly client: SileroBatchClient;
+}
