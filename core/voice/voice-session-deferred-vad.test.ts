@@ -13,6 +13,7 @@ import { PlayoutPacer } from './playout-pacer.js';
 import { DeferredScoreVoiceActivityDetector } from './vad-hysteresis.js';
 import type { VoiceSessionEventMap } from './voice-session-events.js';
 import { VoiceSession } from './voice-session.js';
+import { MemoryRecordingOutput } from '../../test/fakes/memory-recording-output.js';
 
 /**
  * The VoiceActivityDetector port lets a detector score its windows later than its audio (Silero batches the
@@ -61,7 +62,7 @@ function run(late: boolean) {
     : new EnergyVoiceActivityDetectorFactory();
   const session = new VoiceSession({
     id: 'call-1', channel, conversation, graph, stt, tts, vad, pacer: new PlayoutPacer(timeline), timers: timeline, clock: timeline.clock,
-    sink: { onEnded: async () => undefined },
+    sink: { recording: new MemoryRecordingOutput(), onEnded: async () => undefined },
   });
   const seen: Array<{ type: string; at: number; e: Record<string, unknown> }> = [];
   for (const type of ['speech_started', 'speech_stopped', 'user_turn', 'interruption'] as const) {
