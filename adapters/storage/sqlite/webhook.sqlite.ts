@@ -62,10 +62,11 @@ export class SqliteWebhookRepository implements WebhookRepository {
       // IMMEDIATE write transaction, so no other writer can take it) so the body that carries it is written with
       // the row; only a repeated (endpoint, event_key) is skipped, any other conflict throws
       nextDeliveryId: db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'webhook_deliveries'"),
-      insertDelivery: db.prepare<{ id: number; org: number; endpoint: number; event: string; body: string; key: string | null; next: number; until: number | null; token: string | null; now: number }, WebhookDeliveryRow>(
+      // no RETURNING: the stored row is exactly these values (the caller builds it), which is cheaper than reading it back
+      insertDelivery: db.prepare<{ id: number; org: number; endpoint: number; event: string; body: string; key: string | null; next: number; until: number | null; token: string | null; now: number }>(
         `INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event, body, event_key, status, attempts, next_attempt_at, lease_until, lease_token, created_at, updated_at)
          VALUES (@id, @org, @endpoint, @event, @body, @key, 'pending', 0, @next, @until, @token, @now, @now)
-         ON CONFLICT (endpoint_id, event_key) WHERE event_key IS NOT NULL DO NOTHING RETURNING *`),
+         ON CONFLICT (endpoint_id, event_key) WHERE event_key IS NOT NULL DO NOTHING`),
       claim: db.prepare<{ now: number; until: number; token: string; limit: number; exclude: string }, WebhookDeliveryRow>(
         `UPDATE webhook_deliveries SET lease_until = @until, next_attempt_at = @until, lease_token = @token || '.' || id
          WHERE id IN (
@@ -96,12 +97,15 @@ export class SqliteWebhookRepository implements WebhookRepository {
         for (const d of deliveries) {
           const now = toMs(d.now);
           const until = lease ? now + lease.leaseMs : null;
-          const row = this.q.insertDelivery.get({
+          const row = {
             id, org: organizationId, endpoint: d.endpointId, event: d.event, body: d.body(id), key: d.eventKey ?? null,
             next: until ?? now, until, token: token ? `${token}.${id}` : null, now,
+          };
+          if (this.q.insertDelivery.run(row).changes === 0) continue;
+          stored.push({
+            id, organizationId, endpointId: d.endpointId, event: d.event, body: row.body, status: 'pending', attempts: 0, lastStatusCode: null, lastError: null,
+            nextAttemptAt: fromMs(row.next), leaseUntil: fromMsOrNull(until), leaseToken: row.token, createdAt: fromMs(now), updatedAt: fromMs(now),
           });
-          if (!row) continue;
-          stored.push(webhookDeliveryFromRow(row));
           id++;
         }
         return stored;
