@@ -31,25 +31,38 @@ export const webhookDeliveryFromRow = (r: WebhookDeliveryRow): WebhookDelivery =
   createdAt: fromMs(r.created_at), updatedAt: fromMs(r.updated_at),
 });
 
+/** Endpoint writes made through any webhook repository on a connection (see `subscribedEndpoints`). */
+const endpointWrites = new WeakMap<SqliteDatabase, { n: number }>();
+
 /**
  * WebhookRepository on the embedded database. A claim is one UPDATE ... WHERE id IN (SELECT due ... LIMIT n)
  * RETURNING: SQLite runs it as one write, so two claims never take the same delivery. A claim also moves
  * `next_attempt_at` to the lease's end (when the delivery is due again should its sender die), so finding due
  * deliveries is one index range (status, next_attempt_at) that never walks the claimed ones.
+ *
+ * `subscribedEndpoints` runs for every published event: it answers from the organization's endpoints as last
+ * read while they cannot have changed, i.e. while no endpoint was written on this connection (every endpoint
+ * write goes through a webhook repository, which counts it per connection) and no other connection (another
+ * process) committed anything (`PRAGMA data_version`); otherwise it reads them again. So it is exact, not a
+ * time-based cache: an endpoint created, changed or deleted is seen by the next event, as before.
  */
 export class SqliteWebhookRepository implements WebhookRepository {
   private readonly q;
   private readonly tx;
+  private readonly writes: { n: number };
+  private readonly orgEndpoints = new Map<number, { dataVersion: number; writes: number; endpoints: WebhookEndpoint[] }>();
 
   constructor(private readonly db: SqliteDatabase) {
+    let writes = endpointWrites.get(db);
+    if (!writes) endpointWrites.set(db, (writes = { n: 0 }));
+    this.writes = writes;
     this.q = {
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       insertEndpoint: db.prepare<[number, string, string, string | null, string, string, number, number], WebhookEndpointRow>(
         `INSERT INTO webhook_endpoints (organization_id, url, events, description, secret, secrets_key_id, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
       getEndpoint: db.prepare<[number, number], WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE organization_id = ? AND id = ?'),
       listEndpoints: db.prepare<[number], WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE organization_id = ? ORDER BY id'),
-      subscribed: db.prepare<[number, string], WebhookEndpointRow>(
-        'SELECT * FROM webhook_endpoints WHERE organization_id = ? AND EXISTS (SELECT 1 FROM json_each(events) WHERE value = ?) ORDER BY id'),
       findEndpoints: db.prepare<[string], WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id'),
       updateEndpoint: db.prepare<{ org: number; id: number; url: string | null; events: string | null; setDescription: number; description: string | null; secret: string | null; now: number }, WebhookEndpointRow>(
         `UPDATE webhook_endpoints SET url = COALESCE(@url, url), events = COALESCE(@events, events),
@@ -122,6 +135,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   async createEndpoint(organizationId: number, input: NewWebhookEndpoint): Promise<WebhookEndpoint> {
+    this.writes.n++;
     const now = toMs(input.now);
     return webhookEndpointFromRow(this.q.insertEndpoint.get(
       organizationId, input.url, JSON.stringify(input.events), input.description, input.secretCiphertext, input.secretsKeyId, now, now,
@@ -138,7 +152,15 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   async subscribedEndpoints(organizationId: number, event: WebhookEventType): Promise<WebhookEndpoint[]> {
-    return this.q.subscribed.all(organizationId, event).map(webhookEndpointFromRow);
+    // read the version first: a commit by another connection after it shows as a new version next time
+    const dataVersion = this.q.dataVersion.get()!;
+    let kept = this.orgEndpoints.get(organizationId);
+    if (!kept || kept.dataVersion !== dataVersion || kept.writes !== this.writes.n) {
+      kept = { dataVersion, writes: this.writes.n, endpoints: this.q.listEndpoints.all(organizationId).map(webhookEndpointFromRow) };
+      if (this.orgEndpoints.size >= 1000) this.orgEndpoints.delete(this.orgEndpoints.keys().next().value as number);
+      this.orgEndpoints.set(organizationId, kept);
+    }
+    return kept.endpoints.filter((e) => e.events.includes(event));
   }
 
   async findEndpoints(ids: readonly number[]): Promise<WebhookEndpoint[]> {
@@ -147,6 +169,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   async updateEndpoint(organizationId: number, id: number, patch: WebhookEndpointPatch): Promise<WebhookEndpoint | null> {
+    this.writes.n++;
     const r = this.q.updateEndpoint.get({
       org: organizationId, id, now: toMs(patch.now), url: patch.url ?? null, events: patch.events ? JSON.stringify(patch.events) : null,
       setDescription: patch.description !== undefined ? 1 : 0, description: patch.description ?? null, secret: patch.secretCiphertext ?? null,
@@ -155,6 +178,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   async deleteEndpoint(organizationId: number, id: number): Promise<boolean> {
+    this.writes.n++;
     return this.tx.deleteEndpoint(organizationId, id);
   }
 
