@@ -337,6 +337,24 @@ describe('PinnedPoster (webhook deliveries)', () => {
     p.close();
   });
 
+  it('closes a kept connection once it sat idle for idleSocketMs, and never one in use', async () => {
+    const s = await serve((_req, res) => res.end());
+    const p = new PinnedPoster(open, { idleSocketMs: 150 });
+    const url = `http://127.0.0.1:${s.port}/`;
+    // used every ~10 ms for several sweeps: the one connection stays open
+    for (let i = 0; i < 50; i++) {
+      expect(await post(p, url)).toEqual({ status: 200 });
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(s.sockets).toEqual({ opened: 1, closed: 0 });
+    // idle: closed within two sweeps, and the next request opens a new one
+    await new Promise((r) => setTimeout(r, 450));
+    expect(s.sockets).toEqual({ opened: 1, closed: 1 });
+    expect(await post(p, url)).toEqual({ status: 200 });
+    expect(s.sockets.opened).toBe(2);
+    p.close();
+  });
+
   it('refuses private and metadata addresses as the policy says, for names and literals', async () => {
     const toMetadata = new PinnedPoster({ ...open, resolve: async () => [{ address: '169.254.169.254', family: 4 }] });
     await expect(post(toMetadata, 'https://hooks.example.com/')).rejects.toMatchObject({ code: 'refused_address' });

@@ -538,7 +538,9 @@ export class PinnedPostTimeoutError extends Error {
  * - **Keep-alive connections, per receiver and checked address set.** One agent per `protocol//host:port` and the
  *   exact addresses it was checked to; a socket in it was opened through that pinned lookup. When a new check
  *   gives other addresses, requests go to a new agent (new sockets to the new, checked addresses); the old
- *   agent's idle sockets are closed.
+ *   agent's idle sockets are closed. A connection idle for `idleSocketMs` (default 15 s) is closed by a sweep
+ *   within the next `idleSocketMs` (no socket timeout per connection: re-arming one costs every request
+ *   ~0.02-0.04 ms of CPU, docs/benchmarks.md section 8).
  *
  * Never follows a redirect: a 3xx rejects with `NetworkPolicyError('redirect_refused')`. Refusals reject with
  * `NetworkPolicyError`, a timeout with `PinnedPostTimeoutError`, other failures with the socket's error.
@@ -550,14 +552,19 @@ export class PinnedPoster {
   private readonly originAgent = new Map<string, string>();
   private readonly checkCacheMs: number;
   private readonly maxFreeSockets: number;
+  private readonly idleSocketMs: number;
   private readonly now: () => number;
+  /** Bytes a kept socket had written at the last idle sweep (unchanged at the next one: it sat idle in between). */
+  private readonly writtenAtSweep = new WeakMap<object, number>();
+  private sweeper: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private readonly policy: NetworkPolicyOptions,
-    options: { checkCacheMs?: number; maxFreeSockets?: number; now?: () => number } = {},
+    options: { checkCacheMs?: number; maxFreeSockets?: number; idleSocketMs?: number; now?: () => number } = {},
   ) {
     this.checkCacheMs = options.checkCacheMs ?? 1_000;
     this.maxFreeSockets = options.maxFreeSockets ?? 16;
+    this.idleSocketMs = options.idleSocketMs ?? 15_000;
     this.now = options.now ?? Date.now;
   }
 
@@ -582,11 +589,27 @@ export class PinnedPoster {
   private agent(key: string, https_: boolean): http.Agent {
     let agent = this.agents.get(key);
     if (!agent) {
-      const options = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: this.maxFreeSockets, timeout: 30_000 };
+      const options = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: this.maxFreeSockets };
       agent = https_ ? new https.Agent(options) : new http.Agent(options);
       this.agents.set(key, agent);
+      if (!this.sweeper) {
+        this.sweeper = setInterval(() => this.closeIdle(), this.idleSocketMs);
+        this.sweeper.unref();
+      }
     }
     return agent;
+  }
+
+  /** Closes kept sockets that wrote nothing since the last sweep (idle for at least `idleSocketMs`). */
+  private closeIdle(): void {
+    for (const agent of this.agents.values()) {
+      for (const list of Object.values(agent.freeSockets)) {
+        for (const socket of list ?? []) {
+          if (this.writtenAtSweep.get(socket) === socket.bytesWritten) socket.destroy();
+          else this.writtenAtSweep.set(socket, socket.bytesWritten);
+        }
+      }
+    }
   }
 
   /** Drops an agent whose addresses are no longer the checked ones: idle sockets close now, busy ones when done. */
@@ -600,6 +623,8 @@ export class PinnedPoster {
 
   /** Closes every kept connection and forgets every check. */
   close(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
     for (const key of [...this.agents.keys()]) this.retire(key);
     this.checked.clear();
     this.originAgent.clear();
@@ -612,8 +637,9 @@ export class PinnedPoster {
     const u = target.url;
     const secure = u.protocol === 'https:';
     const host = bareHost(u.hostname);
-    const body = typeof init.body === 'string' ? Buffer.from(init.body) : init.body;
-    const headers = { ...init.headers, 'content-length': String(body.length) };
+    // a string body goes out as it is: node writes it with the head in one piece, no Buffer copied first
+    const body = init.body;
+    const headers = { ...init.headers, 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.length) };
     const timeoutMs = Math.max(0, init.timeoutMs - (this.now() - started));
     return new Promise<PinnedPostResult>((resolve, reject) => {
       const req = (secure ? https.request : http.request)({

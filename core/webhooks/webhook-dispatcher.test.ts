@@ -254,7 +254,7 @@ describe('WebhookDispatcher writes per delivery', () => {
     db.close();
   });
 
-  it('sends what this process publishes while it has room without a claim, and records the results of one turn in one write', async () => {
+  it('sends what this process publishes while it has room without a claim, and records the results that end together in one write', async () => {
     const inner = new SqliteWebhookRepository(db);
     const calls = { claimDue: 0, recordAttempts: [] as number[], recordAttempt: 0 };
     const repo = Object.assign(Object.create(inner) as SqliteWebhookRepository, {
@@ -270,6 +270,9 @@ describe('WebhookDispatcher writes per delivery', () => {
       checkUrl: () => null, hmacSha256Hex: () => 'x', post: async (_u, body) => { sent.push(JSON.parse(body).id); return { ok: true, statusCode: 200 }; },
     }, cipher, recordingScheduler().s, { now: () => now }, silentLogger, { leaseMs: 60_000, maxInFlight: 8, maxInFlightPerEndpoint: 8, sweepIntervalMs: 15_000, sends: true });
     const publisher = new WebhookEventPublisher(repo, { view: async (run) => ({ run, transcriptUrl: null, recordingUrl: null, initialContext: {}, gatheredContext: {} }) }, { now: () => now }, silentLogger, d);
+    // the start's drain finds nothing unclaimed: from then on, only a kick (unclaimed work) makes a claim
+    await d.drain();
+    calls.claimDue = 0;
     const run = { id: 5, organizationId: org, workflowId: 1, definitionId: 1, name: 'r', mode: 'outbound', status: 'completed', disposition: 'completed', campaignId: null, attemptId: null,
       telephonyConfigurationId: null, provider: 'simulator', providerCallId: null, callerNumber: null, calledNumber: null, initialContext: {}, gatheredContext: {}, logs: [], annotations: {},
       costInfo: { call_duration_seconds: 0, service_token_usage: 0, charge_usd: 0 }, durationSeconds: null, transcriptKey: null, recordingKey: null, createdAt: T0, startedAt: null, endedAt: T0, updatedAt: T0 } satisfies Run;
@@ -290,6 +293,45 @@ describe('WebhookDispatcher writes per delivery', () => {
     d.take(late, [e]);
     await d.idle();
     expect(sent).toHaveLength(6);
+  });
+
+  it('frees a send\'s slot when its attempt ends and writes the results of the sends that end within recordDelayMs together', async () => {
+    const inner = new SqliteWebhookRepository(db);
+    const records: number[] = [];
+    const repo = Object.assign(Object.create(inner) as SqliteWebhookRepository, {
+      recordAttempts: (r: Parameters<SqliteWebhookRepository['recordAttempts']>[0]) => { records.push(r.length); return inner.recordAttempts(r); },
+    });
+    const e = await inner.createEndpoint(org, {
+      url: 'https://hooks.example.com/', events: ['call.ended'], description: null, secretsKeyId: 'k1', secretCiphertext: cipher.encrypt(SECRET, webhookSecretContext(org, 'k1')), now: T0,
+    });
+    const stored = await inner.enqueue(org, Array.from({ length: 3 }, () => ({
+      endpointId: e.id, event: 'call.ended' as const, now, body: (id: number) => deliveryBody(id, 'call.ended', now, {}),
+    })), { leaseMs: 60_000 });
+    // one slot for the endpoint: each send starts only once the one before it ended, a turn apart
+    const sent: number[] = [];
+    const d = new WebhookDispatcher(repo, {
+      checkUrl: () => null, hmacSha256Hex: () => 'x',
+      post: (_u, body) => new Promise((r) => setImmediate(() => { sent.push(JSON.parse(body).id); r({ ok: true, statusCode: 200 }); })),
+    }, cipher, recordingScheduler().s, { now: () => now }, silentLogger, {
+      leaseMs: 60_000, maxInFlight: 8, maxInFlightPerEndpoint: 1, sweepIntervalMs: 15_000, sends: true, recordDelayMs: 200,
+    });
+    d.take(stored, [e]);
+    await new Promise((r) => setTimeout(r, 50));
+    // all three sent one after the other, none of their results written yet, and every delivery still leased
+    expect(sent).toEqual(stored.map((x) => x.id));
+    expect(records).toEqual([]);
+    expect(db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'pending' AND lease_token IS NOT NULL").get()).toEqual({ n: 3 });
+    await d.idle();
+    expect(records).toEqual([3]);
+    expect(db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'delivered' AND lease_token IS NULL AND attempts = 1").get()).toEqual({ n: 3 });
+    // a stop writes what waits at once
+    const more = await inner.enqueue(org, [{ endpointId: e.id, event: 'call.ended', now, body: (id) => deliveryBody(id, 'call.ended', now, {}) }], { leaseMs: 60_000 });
+    d.take(more, [e]);
+    await new Promise((r) => setTimeout(r, 20));
+    const t = Date.now();
+    await d.stop();
+    expect(Date.now() - t).toBeLessThan(150);
+    expect(records).toEqual([3, 1]);
   });
 });
 

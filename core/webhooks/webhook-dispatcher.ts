@@ -9,6 +9,10 @@ import type { DeliverySink } from './webhook-events.js';
 import { signatureHeader } from './webhook-signature.js';
 
 export const WEBHOOK_SWEEP_JOB = 'webhooks.sweep';
+/** How long an attempt's result may wait to be written with others' (WebhookDispatcherOptions.recordDelayMs). */
+export const RECORD_DELAY_MS = 10;
+
+type AttemptOutcome = { ok: boolean; statusCode: number | null; error: string | null };
 
 export interface WebhookDispatcherOptions {
   /** How long a claimed delivery stays with this process before another may take it (ms). */
@@ -21,6 +25,11 @@ export interface WebhookDispatcherOptions {
   sweepIntervalMs: number;
   /** Per-attempt bound (default 10 s). */
   timeoutMs?: number;
+  /**
+   * How long an attempt's result may wait to be recorded with others (default 10 ms; at most `maxInFlight` wait):
+   * one write for the results of many sends. The send's slot is free meanwhile; the delivery stays leased.
+   */
+  recordDelayMs?: number;
   /** Whether this process sends (workers and `all`); an api-only process only enqueues. */
   sends: boolean;
 }
@@ -36,8 +45,10 @@ export interface WebhookDispatcherOptions {
  *
  * Writes per delivery (docs/benchmarks.md section 8): what this process publishes while it has room is stored
  * already leased to it and handed over (`lease` + `take`: no claim write), and the results of the sends that end
- * in one event-loop turn are recorded in one write (`recordAttempts`). The sweep first publishes the event markers
- * a crash left on runs and campaigns (`recoverWith`).
+ * within `recordDelayMs` (10 ms) of each other are recorded in one write (`recordAttempts`); a send's slot is freed
+ * when its attempt ends, not when its result is written (the delivery stays leased meanwhile, so nobody claims it
+ * again). A crash in that window sends those deliveries again: at least once, as for any crash mid-send. The sweep
+ * first publishes the event markers a crash left on runs and campaigns (`recoverWith`).
  */
 export class WebhookDispatcher implements DeliverySink {
   private inFlight = 0;
@@ -56,7 +67,7 @@ export class WebhookDispatcher implements DeliverySink {
   private timerAt = Infinity;
   private jobsDefined = false;
   private recordQueue: Array<{ record: WebhookAttemptRecord; resolve: (ok: boolean) => void; reject: (e: unknown) => void }> = [];
-  private recordScheduled = false;
+  private recordTimer: ReturnType<typeof setTimeout> | null = null;
   private recover: (() => Promise<unknown>) | null = null;
   /** Whether unclaimed due deliveries may exist: false once a claim came back short, until the next kick. */
   private backlog = true;
@@ -124,6 +135,8 @@ export class WebhookDispatcher implements DeliverySink {
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    // results waiting for company are written now (and those of the sends still running as they end)
+    if (this.recordQueue.length > 0) void this.flushRecords();
     await this.draining;
     await Promise.allSettled([...this.sends]);
   }
@@ -235,8 +248,8 @@ export class WebhookDispatcher implements DeliverySink {
       this.inFlight++;
       this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
       const endpoint = this.endpoints.get(endpointId) ?? null;
-      const p = this.send(d, endpoint).finally(() => {
-        this.sends.delete(p);
+      const p = this.attempt(d, endpoint).then((outcome) => {
+        // the slot is free once the attempt ended; its result is written with others' (`record`), under its lease
         this.inFlight--;
         const left = (this.perEndpoint.get(endpointId) ?? 1) - 1;
         if (left <= 0) this.perEndpoint.delete(endpointId);
@@ -247,30 +260,36 @@ export class WebhookDispatcher implements DeliverySink {
         this.sentSinceClaim++;
         // (and only while unclaimed due deliveries may exist: what this process took on insert needs no claim)
         if (this.backlog && (this.queued() === 0 || this.sentSinceClaim >= Math.max(1, this.options.maxInFlightPerEndpoint / 2))) this.drainSoon();
-      });
+        return outcome ? this.settle(d, endpoint, outcome) : undefined;
+      }).finally(() => this.sends.delete(p));
       this.sends.add(p);
     }
     if (q && q.length === 0) this.waiting.delete(endpointId);
   }
 
-  /** One attempt: sign, post, record. Never throws. */
-  private async send(d: WebhookDelivery, endpoint: WebhookEndpoint | null): Promise<void> {
+  /** One attempt: sign and post. Null when it could not be made (the lease expires, the delivery is claimed again). Never throws. */
+  private async attempt(d: WebhookDelivery, endpoint: WebhookEndpoint | null): Promise<AttemptOutcome | null> {
     try {
-      let outcome: { ok: boolean; statusCode: number | null; error: string | null };
-      if (!endpoint) {
-        outcome = { ok: false, statusCode: null, error: 'endpoint deleted' };
-      } else {
-        const secret = this.secretOf(endpoint);
-        const headers = {
-          'content-type': 'application/json',
-          'user-agent': 'Callplane-Webhooks/1',
-          'callplane-signature': signatureHeader((k, m) => this.transport.hmacSha256Hex(k, m), secret, d.body, this.clock.now()),
-          'callplane-delivery-id': String(d.id),
-          'callplane-event': d.event,
-        };
-        const r = await this.transport.post(endpoint.url, d.body, headers, this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS);
-        outcome = r.ok ? { ok: true, statusCode: r.statusCode, error: null } : { ok: false, statusCode: r.statusCode, error: r.error.slice(0, 500) };
-      }
+      if (!endpoint) return { ok: false, statusCode: null, error: 'endpoint deleted' };
+      const secret = this.secretOf(endpoint);
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'Callplane-Webhooks/1',
+        'callplane-signature': signatureHeader((k, m) => this.transport.hmacSha256Hex(k, m), secret, d.body, this.clock.now()),
+        'callplane-delivery-id': String(d.id),
+        'callplane-event': d.event,
+      };
+      const r = await this.transport.post(endpoint.url, d.body, headers, this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS);
+      return r.ok ? { ok: true, statusCode: r.statusCode, error: null } : { ok: false, statusCode: r.statusCode, error: r.error.slice(0, 500) };
+    } catch (e) {
+      this.log.error({ delivery_id: d.id, err: (e as Error)?.message }, 'webhook attempt could not be made');
+      return null;
+    }
+  }
+
+  /** Records an attempt's outcome (with others': `record`) and schedules its retry. Never throws. */
+  private async settle(d: WebhookDelivery, endpoint: WebhookEndpoint | null, outcome: AttemptOutcome): Promise<void> {
+    try {
       const now = this.clock.now();
       const attempts = d.attempts + 1;
       const delay = outcome.ok || !endpoint ? null : retryDelayMs(attempts);
@@ -299,19 +318,27 @@ export class WebhookDispatcher implements DeliverySink {
     return secret;
   }
 
-  /** Records an attempt together with the others that end in this event-loop turn (one write). */
+  /**
+   * Records an attempt together with the others that end within `recordDelayMs` (one write); at once when
+   * `maxInFlight` results wait or the sender is stopping.
+   */
   private record(record: WebhookAttemptRecord): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.recordQueue.push({ record, resolve, reject });
-      if (this.recordScheduled) return;
-      this.recordScheduled = true;
-      setImmediate(() => void this.flushRecords());
+      if (this.stopping || this.recordQueue.length >= this.options.maxInFlight) {
+        void this.flushRecords();
+        return;
+      }
+      if (this.recordTimer) return;
+      this.recordTimer = setTimeout(() => void this.flushRecords(), this.options.recordDelayMs ?? RECORD_DELAY_MS);
     });
   }
 
   private async flushRecords(): Promise<void> {
+    if (this.recordTimer) clearTimeout(this.recordTimer);
+    this.recordTimer = null;
     const batch = this.recordQueue.splice(0);
-    this.recordScheduled = false;
+    if (batch.length === 0) return;
     try {
       const recorded = await this.repo.recordAttempts(batch.map((b) => b.record));
       batch.forEach((b, i) => b.resolve(recorded[i] ?? false));

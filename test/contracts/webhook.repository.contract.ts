@@ -82,6 +82,19 @@ export function runWebhookRepositoryContract(label: string, make: () => Promise<
       expect(await h.repo.nextDueAt()).toEqual(t0);
     });
 
+    it('returns each enqueued delivery exactly as stored, leased or not, and skips one already stored under its event key', async () => {
+      const a = await h.repo.createEndpoint(orgA, endpoint());
+      const [plain] = await h.repo.enqueue(orgA, [{ endpointId: a.id, event: 'call.ended', now: t0, body }]);
+      const [leased, keyed] = await h.repo.enqueue(orgA, [
+        { endpointId: a.id, event: 'call.ended', now: t0, body },
+        { endpointId: a.id, event: 'call.started', now: t0, body, eventKey: 'run:1:call.started' },
+      ], { leaseMs: 60_000 });
+      for (const d of [plain!, leased!, keyed!]) expect(await h.repo.getDelivery(orgA, a.id, d.id)).toEqual(d);
+      expect(leased).toMatchObject({ leaseUntil: later(60_000), nextAttemptAt: later(60_000) });
+      expect(typeof leased!.leaseToken).toBe('string');
+      expect(await h.repo.enqueue(orgA, [{ endpointId: a.id, event: 'call.started', now: t0, body, eventKey: 'run:1:call.started' }], { leaseMs: 60_000 })).toEqual([]);
+    });
+
     it('claims due deliveries once under a lease, oldest due first, and again after the lease expires', async () => {
       const a = await h.repo.createEndpoint(orgA, endpoint());
       const ds = await h.repo.enqueue(orgA, [1, 2, 3].map(() => ({ endpointId: a.id, event: 'call.ended' as const, now: t0, body })));
