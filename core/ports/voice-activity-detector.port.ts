@@ -31,6 +31,12 @@ export interface VoiceActivityDetector {
   reset(): void;
   /** True while the detector is inside speech. */
   readonly speaking: boolean;
+  /**
+   * The verdict on the last window scored (after the latest `push`): `speech` when its score reached the
+   * threshold (not the hysteresis: a noise window inside speech is `false`), `endMs` where it ended in stream
+   * time (0 and false before any window). The barge-in rule measures sustained speech on these verdicts.
+   */
+  readonly lastWindow: { readonly speech: boolean; readonly endMs: number };
 }
 
 export interface VoiceActivityDetectorFactory {

@@ -37,6 +37,7 @@ export abstract class WindowedVoiceActivityDetector implements VoiceActivityDete
   /** Stream time (samples pushed since creation) at the start of the window being filled. */
   private clock = 0;
   private inSpeech = false;
+  private readonly verdict = { speech: false, endMs: 0 };
   private run = 0;
   private runStart = 0;
   private readonly speechWindows: number;
@@ -60,6 +61,10 @@ export abstract class WindowedVoiceActivityDetector implements VoiceActivityDete
     return this.inSpeech;
   }
 
+  get lastWindow(): { readonly speech: boolean; readonly endMs: number } {
+    return this.verdict;
+  }
+
   push(pcm: Int16Array): VadEvent[] {
     const events: VadEvent[] = [];
     const size = this.window.length;
@@ -73,7 +78,10 @@ export abstract class WindowedVoiceActivityDetector implements VoiceActivityDete
       this.filled = 0;
       const start = this.clock;
       this.clock += size;
-      const event = this.step(this.score(this.window), start);
+      const p = this.score(this.window);
+      this.verdict.speech = p >= this.options.threshold;
+      this.verdict.endMs = (this.clock * 1000) / this.options.sampleRate;
+      const event = this.step(p, start);
       if (event) events.push(event);
     }
     return events;

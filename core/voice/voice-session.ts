@@ -138,6 +138,8 @@ export class VoiceSession {
   private turn: AgentTurn | null = null;
   private stt: SttStream | null = null;
   private vadStreamMs = 0;
+  /** Stream time up to which the VAD's window verdicts went to `sustained`. */
+  private judgedUntilMs = 0;
   /** The caller's current speech goes to the endpointer (it is a turn, not speech over the agent). */
   private speechCounts = false;
   private speechOnsetMs = 0;
@@ -152,7 +154,7 @@ export class VoiceSession {
   private idleWaiters: Array<() => void> = [];
   private idleTimer: TimerHandle | null = null;
   private maxTimer: TimerHandle | null = null;
-  /** Voiced run of the caller's audio (barge-in needs the speech to last, not the VAD's hangover). */
+  /** The caller's sustained speech: loud frames the VAD calls speech (barge-in needs it to last, not the VAD's hangover). */
   private readonly sustained = new SustainedSpeech();
   /** The caller's speech during the agent's audio may interrupt it (the node allowed it at its onset). */
   private bargeInArmed = false;
@@ -281,7 +283,13 @@ export class VoiceSession {
     this.stt?.push(bytes);
     this.vadStreamMs += pcm.length / 8;
     this.sustained.push(pcm, atMs, pcm.length / 8);
-    for (const event of this.vad.push(pcm)) this.onVad(event, atMs);
+    const events = this.vad.push(pcm);
+    const verdict = this.vad.lastWindow;
+    if (verdict.endMs > this.judgedUntilMs) {
+      this.judgedUntilMs = verdict.endMs;
+      this.sustained.judge(verdict.speech, atMs - (this.vadStreamMs - verdict.endMs));
+    }
+    for (const event of events) this.onVad(event, atMs);
     if (this.bargeInArmed) this.checkBargeIn();
   }
 
