@@ -38,6 +38,7 @@ import type { VadEvent, VoiceActivityDetector, VoiceActivityDetectorFactory } fr
 import type { RunLogEntry } from '../runs/run.js';
 import type { WorkflowGraph } from '../workflows/workflow-graph.js';
 import { bytesPerMs, sameFormat } from './audio-format.js';
+import { isBackchannel, wordCount, wordsAfter } from './backchannel.js';
 import { CallRecorder } from './call-recorder.js';
 import { fromSessionAudio, SESSION_FORMAT, toSessionAudio, type AudioConverter } from './carrier-audio.js';
 import { Endpointer, type CommittedUtterance } from './endpointing.js';
@@ -79,7 +80,16 @@ export interface VoiceSessionOptions {
   voicemail?: Omit<VoicemailGateOptions, 'timers' | 'logger'>;
 }
 
-type TurnKind = 'open' | 'send' | 'retry' | 'idle' | 'max_duration' | 'voicemail';
+type TurnKind = 'open' | 'send' | 'retry' | 'idle' | 'max_duration' | 'voicemail' | 'resume';
+
+/** A reply a barge-in cut, resumable if the caller's utterance proves the interruption false. */
+interface Resumable {
+  nodeId: string;
+  /** What the caller heard of the reply before the cut (the engine's line now). */
+  cutText: string;
+  /** The rest to say: from the word being played at the cut to the reply's end. */
+  text: string;
+}
 
 interface Reply {
   nodeId: string;
@@ -95,6 +105,10 @@ class AgentTurn {
   speaking: Promise<void> = Promise.resolve();
   ended: { reason: VoiceSessionOutcome['reason']; disposition: string } | null = null;
   failed = false;
+  /** The model's stream ended: every reply's text is whole. */
+  streamDone = false;
+  /** A resumed reply (kind `resume`): what was heard before the cut it continues. */
+  resumeCut: string | undefined;
   firstTokenAtMs: number | undefined;
   firstAudioAtMs: number | undefined;
   ttsFirstAudioMs: number | undefined;
@@ -158,6 +172,16 @@ export class VoiceSession {
   private readonly sustained = new SustainedSpeech();
   /** The caller's speech during the agent's audio may interrupt it (the node allowed it at its onset). */
   private bargeInArmed = false;
+  /** The caller's words heard since the armed speech began (settled ones, then the current hypothesis). */
+  private bargeFinals: string[] = [];
+  private bargeInterim = '';
+  /** The armed speech's onset once it lasted interruptionMinSpeechMs (undefined: not yet). */
+  private bargeHeldOnsetMs: number | undefined;
+  /** The bounded wait for the first words (streaming STT only): running, then over. */
+  private bargeWaitTimer: TimerHandle | null = null;
+  private bargeWaitOver = false;
+  /** The reply the last barge-in cut, until the caller's next utterance is committed. */
+  private resumable: Resumable | null = null;
   private graceTimer: TimerHandle | null = null;
   /** Answering-machine detection, while it runs. */
   private amd: VoicemailGate | null = null;
@@ -256,10 +280,12 @@ export class VoiceSession {
           this.amd?.transcript(event.text, false, atMs);
           this.events.emit('transcript_interim', { text: event.text, atMs });
           this.endpointer.interimTranscript(event.text);
+          this.bargeWordsHeard(event.text, false);
         } else if (event.type === 'final') {
           this.amd?.transcript(event.text, true, atMs);
           this.events.emit('transcript_final', { text: event.text, atMs });
           this.endpointer.finalTranscript(event.text, event.speechFinal);
+          this.bargeWordsHeard(event.text, true);
         } else if (event.type === 'utterance_end') {
           this.endpointer.utteranceEnd();
         }
@@ -302,6 +328,7 @@ export class VoiceSession {
       this.cancelIdle();
       this.speechCounts = false;
       if (this.state_ === 'speaking') {
+        this.disarmBargeIn();
         this.bargeInArmed = !this.holdTurns && this.interruptible();
         if (this.bargeInArmed) this.checkBargeIn();
         return;
@@ -312,7 +339,7 @@ export class VoiceSession {
       this.endpointer.speechStarted(atMs);
       return;
     }
-    this.bargeInArmed = false;
+    this.disarmBargeIn();
     this.amd?.speechStopped(atMs);
     this.events.emit('speech_stopped', { atMs: nowMs, endOfSpeechMs: atMs });
     this.stt?.finalize();
@@ -338,6 +365,12 @@ export class VoiceSession {
   /** A caller turn is over: the engine gets it (empty text: noise, or a cancelled reply restarts as it was). */
   private onUtterance(u: CommittedUtterance): void {
     if (this.finishing || this.closing || this.holdTurns) return;
+    const resume = this.resumable;
+    this.resumable = null;
+    if (resume && !this.turn && (u.text.trim() === '' || isBackchannel(u.text)) && this.timers.now() - u.speechEndMs <= this.settings.falseInterruptionTimeoutMs) {
+      this.resumeReply(resume, u);
+      return;
+    }
     const restart = this.pendingRestart;
     if (u.text.trim() === '') {
       if (restart) {
@@ -372,26 +405,45 @@ export class VoiceSession {
   }
 
   /**
-   * On each caller frame while armed: once the caller's voiced run (inside VAD speech) lasts
-   * `interruptionMinSpeechMs`, the agent stops. If the agent finished first, the speech is the caller's turn.
+   * On each caller frame (and each transcript) while armed. The duration rule first: the caller's sustained
+   * speech (what the VAD calls speech, sustained-speech.ts) must last `interruptionMinSpeechMs`. Then the
+   * words, when the STT streams them: only backchannel words ("uh-huh", "okay": backchannel.ts) never
+   * interrupt; any other word interrupts at once; no words yet waits at most `interruptionWordWaitMs` for
+   * them, then interrupts. With a per-utterance STT (no interims) the duration rule alone decides. If the
+   * agent finished first, the speech is the caller's turn.
    */
   private checkBargeIn(): void {
     if (this.finishing || !this.vad.speaking) return;
-    if (this.sustained.durationMs < this.settings.interruptionMinSpeechMs) return;
-    this.bargeInArmed = false;
-    const onset = this.sustained.startMs ?? this.speechOnsetMs;
+    if (this.bargeHeldOnsetMs === undefined) {
+      if (this.sustained.durationMs < this.settings.interruptionMinSpeechMs) return;
+      this.bargeHeldOnsetMs = this.sustained.startMs ?? this.speechOnsetMs;
+    }
+    const onset = this.bargeHeldOnsetMs;
     if (this.state_ !== 'speaking') {
+      this.disarmBargeIn();
       if (!this.speechCounts && !this.closing) {
         this.speechCounts = true;
         this.endpointer.speechStarted(onset);
       }
       return;
     }
+    const words = [...this.bargeFinals, this.bargeInterim].join(' ').trim();
+    if (words !== '') {
+      if (isBackchannel(words)) return; // the caller is listening: the agent goes on
+    } else if (this.stt?.interimResults === true && !this.bargeWaitOver && this.settings.interruptionWordWaitMs > 0) {
+      this.bargeWaitTimer ??= this.timers.setTimeout(() => {
+        this.bargeWaitTimer = null;
+        this.bargeWaitOver = true;
+        if (this.bargeInArmed) this.checkBargeIn();
+      }, this.settings.interruptionWordWaitMs);
+      return;
+    }
+    this.disarmBargeIn();
     const now = this.timers.now();
     const endedTurn = this.turn?.ended ?? null;
-    const heard = this.cutAgent(now);
+    const heard = this.cutAgent(now, !endedTurn);
     this.events.emit('interruption', { atMs: now, reactionMs: now - onset, heard });
-    this.logger.info({ reaction_ms: now - onset, heard }, 'barge-in: the agent stopped');
+    this.logger.info({ reaction_ms: now - onset, heard, words }, 'barge-in: the agent stopped');
     if (endedTurn) {
       void this.finish({ reason: endedTurn.reason, disposition: endedTurn.disposition });
       return;
@@ -401,11 +453,35 @@ export class VoiceSession {
     this.endpointer.speechStarted(onset);
   }
 
+  /** A transcript arrived: while armed, the words may decide the barge-in. */
+  private bargeWordsHeard(text: string, final: boolean): void {
+    if (!this.bargeInArmed) return;
+    if (final) {
+      if (text.trim() !== '') this.bargeFinals.push(text.trim());
+      this.bargeInterim = '';
+    } else {
+      this.bargeInterim = text;
+    }
+    this.checkBargeIn();
+  }
+
+  /** Forgets the armed speech (it stopped, interrupted, or a new one began). */
+  private disarmBargeIn(): void {
+    this.bargeInArmed = false;
+    this.bargeFinals = [];
+    this.bargeInterim = '';
+    this.bargeHeldOnsetMs = undefined;
+    this.bargeWaitTimer?.cancel();
+    this.bargeWaitTimer = null;
+    this.bargeWaitOver = false;
+  }
+
   /**
    * Stops the agent now: clears the carrier, aborts the turn, puts what was heard in the transcript and tells
-   * the engine. Returns the heard words of the reply that was cut.
+   * the engine. Returns the heard words of the reply that was cut. `resumable` (a barge-in): remembers the
+   * unheard rest of the reply, in case the caller's utterance proves the interruption false.
    */
-  private cutAgent(now: number): string {
+  private cutAgent(now: number, resumable = false): string {
     const turn = this.turn;
     const heard = this.playout.clear(now);
     this.flushIdleWaiters();
@@ -413,11 +489,72 @@ export class VoiceSession {
     this.setState('listening');
     if (!turn) return '';
     turn.controller.abort();
+    const rest = resumable ? this.restOf(turn, heard) : null;
     const texts = this.reportHeard(turn, heard, now);
     const last = turn.replies.at(-1);
     const lastHeard = last ? (texts.get(last) ?? '') : '';
-    if (last && last.text.trim() !== '') this.conversation.agentInterrupted(lastHeard);
+    if (turn.resumeCut !== undefined) this.conversation.agentResumed(turn.resumeCut, lastHeard, true);
+    else if (last && last.text.trim() !== '') this.conversation.agentInterrupted(lastHeard);
+    if (rest && last) {
+      const cutText = turn.resumeCut === undefined ? lastHeard : `${turn.resumeCut} ${lastHeard}`.trim();
+      this.resumable = { nodeId: last.nodeId, cutText, text: rest };
+    }
     return lastHeard;
+  }
+
+  /**
+   * What a cut turn had left to say: from the word being played at the cut to the end of its last reply, when
+   * the cut fell in that last reply and the model had finished it (a half-streamed reply is not resumed: its
+   * end was never written). Null: nothing resumable.
+   */
+  private restOf(turn: AgentTurn, heard: HeardSegment[]): string | null {
+    const last = turn.replies.at(-1);
+    if (!last || !turn.streamDone || turn.ended) return null;
+    const bySegment = new Map(heard.map((h) => [h.segment, h]));
+    for (const reply of turn.replies) {
+      for (const [i, segment] of reply.segments.entries()) {
+        const h = bySegment.get(segment) ?? { segment, heard: segment.played ? segment.text : '', whole: segment.played };
+        if (h.whole) continue;
+        if (reply !== last) return null;
+        const rest = [wordsAfter(segment.text, wordCount(h.heard)), ...reply.segments.slice(i + 1).map((s) => s.text)].join(' ').trim();
+        return rest === '' ? null : rest;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * A false interruption: the barge-in's utterance was only backchannel words or nothing (noise). The agent
+   * says the rest of the cut reply (synthesized again from the word it was cut in), as a turn of kind
+   * `resume` that can itself be interrupted; the caller's words are not a turn.
+   */
+  private resumeReply(resume: Resumable, u: CommittedUtterance): void {
+    const now = this.timers.now();
+    this.logger.info({ caller_text: u.text, resumed: resume.text }, 'false interruption: the agent resumes its reply');
+    this.events.emit('agent_resumed', { atMs: now, text: resume.text, callerText: u.text });
+    this.turnLogs.push({
+      ts: this.clock.now().toISOString(),
+      event: 'false_interruption',
+      message: u.text.trim() === '' ? 'The caller\'s interruption was noise: the agent resumed its reply' : `The caller only said "${u.text.trim()}": the agent resumed its reply`,
+      details: { caller_text: u.text, resumed_text: resume.text },
+    });
+    const turn = new AgentTurn('resume', now, null);
+    turn.resumeCut = resume.cutText;
+    turn.streamDone = true;
+    this.turn = turn;
+    this.cancelIdle();
+    this.setState('thinking');
+    const reply = this.openReply(turn, resume.nodeId);
+    reply.text = resume.text;
+    for (const piece of reply.chunker.push(resume.text)) this.speak(turn, reply, piece);
+    this.closeReply(turn);
+    void (async () => {
+      await turn.speaking;
+      if (turn.aborted || turn.failed || this.turn !== turn) return;
+      await this.waitPlayed();
+      if (turn.aborted || this.turn !== turn) return;
+      this.completeTurn(turn);
+    })();
   }
 
   /** A reply being prepared (nothing audible yet) is dropped; the caller's next words restart it. */
@@ -440,6 +577,7 @@ export class VoiceSession {
     if (this.finishing) return;
     const turn = new AgentTurn(kind, this.timers.now(), user);
     this.turn = turn;
+    this.resumable = null;
     this.cancelIdle();
     this.setState('thinking');
     try {
@@ -447,6 +585,7 @@ export class VoiceSession {
         if (turn.aborted) return;
         this.onConversationEvent(turn, event);
       }
+      turn.streamDone = !turn.aborted;
     } catch (error) {
       if (turn.aborted || isAbortError(error)) return;
       await this.turnFailed(turn, error);
@@ -578,7 +717,9 @@ export class VoiceSession {
   /** The turn's audio was all heard: transcript, then LISTENING (or the end the engine decided). */
   private completeTurn(turn: AgentTurn): void {
     this.turn = null;
-    this.reportHeard(turn, [], this.timers.now());
+    const texts = this.reportHeard(turn, [], this.timers.now());
+    const last = turn.replies.at(-1);
+    if (turn.resumeCut !== undefined && last) this.conversation.agentResumed(turn.resumeCut, texts.get(last) ?? '', false);
     if (turn.ended) {
       void this.finish({ reason: turn.ended.reason, disposition: turn.ended.disposition });
       return;
