@@ -168,7 +168,7 @@ export class VoiceSession {
   private idleWaiters: Array<() => void> = [];
   private idleTimer: TimerHandle | null = null;
   private maxTimer: TimerHandle | null = null;
-  /** The caller's sustained speech: loud frames the VAD calls speech (barge-in needs it to last, not the VAD's hangover). */
+  /** The caller's sustained speech in stream time: loud frames the VAD calls speech (barge-in needs it to last, not the VAD's hangover). */
   private readonly sustained = new SustainedSpeech();
   /** The caller's speech during the agent's audio may interrupt it (the node allowed it at its onset). */
   private bargeInArmed = false;
@@ -308,12 +308,14 @@ export class VoiceSession {
     this.amd?.audio(pcm, atMs - pcm.length / 8);
     this.stt?.push(bytes);
     this.vadStreamMs += pcm.length / 8;
-    this.sustained.push(pcm, atMs, pcm.length / 8);
+    // on the audio's own clock (stream time), not arrival time: frames delayed by a busy event loop and then
+    // delivered together must not make a 200 ms cough look longer than it is
+    this.sustained.push(pcm, this.vadStreamMs, pcm.length / 8);
     const events = this.vad.push(pcm);
     const verdict = this.vad.lastWindow;
     if (verdict.endMs > this.judgedUntilMs) {
       this.judgedUntilMs = verdict.endMs;
-      this.sustained.judge(verdict.speech, atMs - (this.vadStreamMs - verdict.endMs));
+      this.sustained.judge(verdict.speech, verdict.endMs);
     }
     for (const event of events) this.onVad(event, atMs);
     if (this.bargeInArmed) this.checkBargeIn();
@@ -416,7 +418,8 @@ export class VoiceSession {
     if (this.finishing || !this.vad.speaking) return;
     if (this.bargeHeldOnsetMs === undefined) {
       if (this.sustained.durationMs < this.settings.interruptionMinSpeechMs) return;
-      this.bargeHeldOnsetMs = this.sustained.startMs ?? this.speechOnsetMs;
+      const start = this.sustained.startMs;
+      this.bargeHeldOnsetMs = start === undefined ? this.speechOnsetMs : this.timers.now() - (this.vadStreamMs - start);
     }
     const onset = this.bargeHeldOnsetMs;
     if (this.state_ !== 'speaking') {
