@@ -421,6 +421,22 @@ describe('VoiceSession: backchannels, noise and false interruptions', () => {
     expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', 'hello']);
   });
 
+  it('a resumed reply cancelled before it is heard leaves the engine\'s cut line as it was', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Uh-huh.'], model: (lm) => dentalModel(lm).on({ user: '[DTMF 5]' }, { firstDelayMs: LLM_MS, text: 'You pressed five.' }) });
+    // the caller presses a key the moment the agent decides to resume (its audio not yet there)
+    s.session.events.on('agent_resumed', () => queueMicrotask(() => s.channel.dtmf('5')));
+    await untilReminderPlays(s, 700);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.of('agent_resumed').length === 1, 5000);
+    await s.timeline.until(() => s.of('user_turn').length === 2, 5000);
+    await s.untilListening();
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', '[DTMF 5]']);
+    const last = s.lm.streamRequests.at(-1)!;
+    expect(last.lastUser).toBe('[DTMF 5]');
+    expect(last.messages.filter((m) => m.role === 'assistant').map((m) => m.content).at(-1)).toBe('Your cleaning is on');
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING, 'Thank you, Dana.', 'Your cleaning is on', 'You pressed five.']);
+  });
+
   it('a false interruption is resumed only within falseInterruptionTimeoutMs; later the words are a turn', async () => {
     const s = setup({
       utterances: ['Yes, this is Dana.', 'Uh-huh.'],

@@ -568,7 +568,8 @@ export class VoiceSession {
     turn.controller.abort();
     if (this.playout.busy) this.playout.clear(this.timers.now());
     this.flushIdleWaiters();
-    if (turn.replies.some((r) => r.text.trim() !== '')) this.conversation.agentInterrupted('');
+    // a resumed reply never heard leaves the engine's line as it was cut; any other reply is dropped
+    if (turn.resumeCut === undefined && turn.replies.some((r) => r.text.trim() !== '')) this.conversation.agentInterrupted('');
     if (turn.user && (turn.kind === 'send' || turn.kind === 'retry')) this.pendingRestart = turn.user;
     this.setState('listening');
   }
