@@ -9,9 +9,12 @@
  * - Caller turns end by endpointing (VAD stop → `stt.finalize()` → `Endpointer`); the model's text is cut by
  *   the `SentenceChunker`, each piece synthesized in order, converted to μ-law 8 kHz and paced out with a mark
  *   per piece.
- * - Barge-in: caller speech sustained for `interruptionMinSpeechMs` while the agent speaks at a node that
- *   allows it clears the carrier at once, aborts the turn and tells the engine only the words heard
- *   (`agentInterrupted`). Speech while THINKING cancels the reply; the next commit restarts it with the new
+ * - Barge-in: caller speech sustained for `interruptionMinSpeechMs` (on the VAD's per-window verdicts, so
+ *   noise never counts) while the agent speaks at a node that allows it clears the carrier at once, aborts the
+ *   turn and tells the engine only the words heard (`agentInterrupted`). With an STT that streams interims,
+ *   backchannel words ("uh-huh") never interrupt and the first words are awaited at most
+ *   `interruptionWordWaitMs`. A barge-in whose utterance proves to be only a backchannel or noise is a false
+ *   interruption: the rest of the cut reply is said (`agentResumed`). Speech while THINKING cancels the reply; the next commit restarts it with the new
  *   words (the transcript merges both). DTMF is user text `[DTMF 5]`.
  * - Endings: idle (check-in, then goodbye → `user_idle`), the time limit (goodbye → `max_duration`, cut
  *   short after `goodbyeGraceMs`), caller hang-up, an endCall node (hung up only once its last words were
