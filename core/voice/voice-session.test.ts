@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { MemoryMediaChannel } from '../../test/fakes/memory-media-channel.js';
 import { ScriptedLanguageModel } from '../../test/fakes/scripted-language-model.js';
-import { ScriptedSpeechToText, ScriptedTextToSpeech } from '../../test/fakes/scripted-speech.js';
+import { ScriptedSpeechToText, ScriptedTextToSpeech, speechAudio } from '../../test/fakes/scripted-speech.js';
 import { VirtualTimeline } from '../../test/fakes/virtual-timeline.js';
 import { Conversation } from '../conversation/conversation.js';
 import type { ConversationRecord } from '../ports/conversation-record.port.js';
@@ -387,6 +387,26 @@ describe('VoiceSession: backchannels, noise and false interruptions', () => {
     expect(loud.of('agent_resumed')).toHaveLength(1);
     expect(loud.of('agent_resumed')[0].callerText).toBe('');
     expect(loud.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.']);
+  });
+
+  it('the minimum speech is measured on the audio itself: 200 ms delivered late and in a burst does not interrupt', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', ''] });
+    await untilReminderPlays(s, 300);
+    // the carrier stalls: the caller's clock stops, 100 ms arrive on time, nothing for 250 ms, then 100 ms at once
+    const caller = s.channel as unknown as { callerTimer: { cancel(): void } | null };
+    caller.callerTimer?.cancel();
+    caller.callerTimer = null;
+    const tone = speechAudio(MULAW_8K, 200, 300);
+    for (let i = 0; i < 5; i++) {
+      s.channel.pushFrame(tone.subarray(i * 160, (i + 1) * 160));
+      await s.timeline.advance(20);
+    }
+    await s.timeline.advance(250);
+    for (let i = 5; i < 10; i++) s.channel.pushFrame(tone.subarray(i * 160, (i + 1) * 160));
+    s.channel.startCaller();
+    await s.untilListening();
+    expect(s.channel.clears).toEqual([]);
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING, 'Thank you, Dana.', REMINDER]);
   });
 
   it('a false interruption (per-utterance STT: the words come after the cut) resumes the reply from the cut word', async () => {
