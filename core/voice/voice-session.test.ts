@@ -359,13 +359,13 @@ describe('VoiceSession: backchannels, noise and false interruptions', () => {
     expect(s.of('agent_resumed')).toEqual([]);
   });
 
-  it('words that have not come yet hold the interruption for interruptionWordWaitMs at most, never longer', async () => {
+  it('words that have not come yet hold the interruption until min speech + interruptionWordWaitMs at most, never longer', async () => {
     const s = setup({ utterances: ['Yes, this is Dana.', 'Sorry, what day?'], model: withQuestion, interimEveryMs: 600 });
     await untilReminderPlays(s, 700);
     const queuedAt = s.timeline.now();
     s.channel.speak(700);
     await s.timeline.until(() => s.channel.clears.length > 0, 2000);
-    expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBe(300 + 80);
+    expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBe(300 + 50);
     expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBeLessThanOrEqual(300 + 100);
   });
 

@@ -12,8 +12,8 @@
  * - Barge-in: caller speech sustained for `interruptionMinSpeechMs` (on the VAD's per-window verdicts, so
  *   noise never counts) while the agent speaks at a node that allows it clears the carrier at once, aborts the
  *   turn and tells the engine only the words heard (`agentInterrupted`). With an STT that streams interims,
- *   backchannel words ("uh-huh") never interrupt and the first words are awaited at most
- *   `interruptionWordWaitMs`. A barge-in whose utterance proves to be only a backchannel or noise is a false
+ *   backchannel words ("uh-huh") never interrupt and the first words are awaited until the speech is
+ *   `interruptionMinSpeechMs + interruptionWordWaitMs` old at most. A barge-in whose utterance proves to be only a backchannel or noise is a false
  *   interruption: the rest of the cut reply is said (`agentResumed`). Speech while THINKING cancels the reply; the next commit restarts it with the new
  *   words (the transcript merges both). DTMF is user text `[DTMF 5]`.
  * - Endings: idle (check-in, then goodbye → `user_idle`), the time limit (goodbye → `max_duration`, cut
@@ -413,8 +413,8 @@ export class VoiceSession {
    * On each caller frame (and each transcript) while armed. The duration rule first: the caller's sustained
    * speech (what the VAD calls speech, sustained-speech.ts) must last `interruptionMinSpeechMs`. Then the
    * words, when the STT streams them: only backchannel words ("uh-huh", "okay": backchannel.ts) never
-   * interrupt; any other word interrupts at once; no words yet waits at most `interruptionWordWaitMs` for
-   * them, then interrupts. With a per-utterance STT (no interims) the duration rule alone decides. If the
+   * interrupt; any other word interrupts at once; no words yet waits for them until the speech is
+   * `interruptionMinSpeechMs + interruptionWordWaitMs` old, then interrupts. With a per-utterance STT (no interims) the duration rule alone decides. If the
    * agent finished first, the speech is the caller's turn.
    */
   private checkBargeIn(): void {
@@ -436,13 +436,18 @@ export class VoiceSession {
     const words = [...this.bargeFinals, this.bargeInterim].join(' ').trim();
     if (words !== '') {
       if (isBackchannel(words)) return; // the caller is listening: the agent goes on
-    } else if (this.stt?.interimResults === true && !this.bargeWaitOver && this.settings.interruptionWordWaitMs > 0) {
-      this.bargeWaitTimer ??= this.timers.setTimeout(() => {
-        this.bargeWaitTimer = null;
-        this.bargeWaitOver = true;
-        if (this.bargeInArmed) this.checkBargeIn();
-      }, this.settings.interruptionWordWaitMs);
-      return;
+    } else if (this.stt?.interimResults === true && !this.bargeWaitOver) {
+      // until the speech is interruptionMinSpeechMs + interruptionWordWaitMs old at most: a late frame (a busy
+      // event loop) waits less, so the clear still comes within the target
+      const waitMs = onset + this.settings.interruptionMinSpeechMs + this.settings.interruptionWordWaitMs - this.timers.now();
+      if (waitMs > 0) {
+        this.bargeWaitTimer ??= this.timers.setTimeout(() => {
+          this.bargeWaitTimer = null;
+          this.bargeWaitOver = true;
+          if (this.bargeInArmed) this.checkBargeIn();
+        }, waitMs);
+        return;
+      }
     }
     this.disarmBargeIn();
     const now = this.timers.now();

@@ -13,9 +13,10 @@ export interface VoiceSettings {
   /** Caller speech shorter than this never interrupts the agent. */
   interruptionMinSpeechMs: number;
   /**
-   * With an STT that streams interim results: once the speech is long enough, how long the barge-in waits at
-   * most for the caller's first words (so a backchannel can be told from an interruption) before interrupting
-   * anyway. Bounded so a real interruption still clears within interruptionMinSpeechMs + 100 ms.
+   * With an STT that streams interim results: how long past interruptionMinSpeechMs of speech the barge-in
+   * waits at most for the caller's first words (so a backchannel can be told from an interruption) before
+   * interrupting anyway; counted from the speech's onset, so a late frame waits less. Small, so a real
+   * interruption still clears within interruptionMinSpeechMs + 100 ms with the platform's own delay on top.
    */
   interruptionWordWaitMs: number;
   /**
@@ -33,7 +34,7 @@ export const VOICE_DEFAULTS: VoiceSettings = Object.freeze({
   userIdleTimeoutMs: 10_000,
   maxCallDurationMs: null,
   interruptionMinSpeechMs: 300,
-  interruptionWordWaitMs: 80,
+  interruptionWordWaitMs: 50,
   falseInterruptionTimeoutMs: 2000,
   endpointing: { ...ENDPOINTING_DEFAULTS },
   goodbyeGraceMs: 15_000,
