@@ -20,7 +20,7 @@
 // "resumed" when the call's run log has a false_interruption entry in its window (the agent said the rest of
 // its cut reply), else "for good".
 // `node bench/voice.mjs` after `npm run build`.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
@@ -246,7 +246,8 @@ async function main() {
   let seq = 0;
   const results = [];
   for (const vad of VADS) {
-  const settings = loadSettings({ CALLPLANE_SIGNUP: 'open', CALLPLANE_DATA_DIR: freshDir(`voice-${vad}-${process.pid}`) /* its own: another run of this bench at the same time must not wipe it */, LOG_LEVEL: 'warn', CALLPLANE_PUBLIC_URL: PUBLIC, CALLPLANE_ALLOW_PRIVATE_NETWORK: 'true', CALLPLANE_VOICE_VAD: vad, CALLPLANE_MEDIA_MAX_SESSIONS: '1000' });
+  const dataDir = freshDir(`voice-${vad}-${process.pid}`); // its own: another run of this bench at the same time must not wipe it
+  const settings = loadSettings({ CALLPLANE_SIGNUP: 'open', CALLPLANE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', CALLPLANE_PUBLIC_URL: PUBLIC, CALLPLANE_ALLOW_PRIVATE_NETWORK: 'true', CALLPLANE_VOICE_VAD: vad, CALLPLANE_MEDIA_MAX_SESSIONS: '1000' });
   const plugins = BUILT_IN_PROVIDER_PLUGINS.filter((p) => p.manifest.id !== 'twilio').concat(createTwilioPlugin({ apiBaseUrl: twilio.url, client: { sleep: async () => undefined } }));
   const providers = ProviderRegistry.builtIn({ allowPrivateNetwork: true }, plugins);
   const logger = PinoLogger.create({ level: 'warn', extraSensitive: providers.sensitiveFieldNames() });
@@ -357,6 +358,7 @@ async function main() {
   await container.get(LifecycleToken).stop?.();
   server.closeAllConnections?.();
   await new Promise((r) => server.close(r));
+  rmSync(dataDir, { recursive: true, force: true });
   }
   report({ name: 'voice', results });
   await worker.terminate();
