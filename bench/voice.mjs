@@ -11,9 +11,16 @@
 // first voiced greeting frame at its wire. False interruptions: after the barge-in, one more turn per fixture, and
 // 200 ms into the agent's reply the caller plays a backchannel or line noise (test/fixtures/audio: "uh-huh", quiet
 // pink noise, louder hiss); a `clear` while it plays (or within 1 s after) counts as a false interruption. The
-// whole run is repeated per VAD (BENCH_VOICE_VADS, default energy,silero: CALLPLANE_VOICE_VAD).
+// whole run is repeated per VAD (BENCH_VOICE_VADS, default energy,silero: CALLPLANE_VOICE_VAD) and per STT mode
+// (BENCH_VOICE_STT, default utterance,streaming): `utterance` is the OpenAI-compatible /audio/transcriptions fake
+// (text only after the VAD's stop, no interims), `streaming` a Deepgram-protocol fake (test/fakes/deepgram) with
+// an interim per BENCH_VOICE_INTERIM_MS of speech (default 1000: Deepgram's documented cadence is about one a
+// second). Both fakes recognize the fixtures by their audio (the caller plays exact fixture bytes; the fake finds
+// the first voiced frame in them): each has its words (fixtures.json), noise has none. A false interruption is
+// "resumed" when the call's run log has a false_interruption entry in its window (the agent said the rest of
+// its cut reply), else "for good".
 // `node bench/voice.mjs` after `npm run build`.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +37,9 @@ const LLM_MS = 200;
 const TTS_MS = 80;
 const VAD_HANGOVER_MS = 300; // VAD_DEFAULTS.minSilenceMs
 const MIN_SPEECH_MS = 300; // interruption_min_speech_ms
+const STT_MODES = (process.env.BENCH_VOICE_STT ?? 'utterance,streaming').split(',');
+const INTERIM_MS = Number(process.env.BENCH_VOICE_INTERIM_MS ?? 1000);
+const RESUME_WINDOW_MS = 4000; // after a fixture ends: a resume (endpointing + TTS) lands well within it
 const REPLY = 'Thank you. I have noted that you will come, and we look forward to seeing you at the clinic.';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -37,16 +47,47 @@ const REPLY = 'Thank you. I have noted that you will come, and we look forward t
 
 async function workerMain() {
   const { TwilioMediaCaller } = await dist('test/fakes/twilio/twilio-media-caller.js');
+  const { FakeDeepgramServer } = await dist('test/fakes/deepgram/fake-deepgram-server.js');
+  const { readWav } = await dist('core/voice/wav.js');
+  const { mulawEncode } = await dist('core/voice/g711.js');
   const fake = { stt: [], llm: [], tts: [] };
+  // The fixtures the callers play, as μ-law bytes, with their words (set by the first `calls` message).
+  let known = [];
+  /**
+   * The words of the first speech fixture found in `mulaw`: voiced 4 ms stretches are looked up in the fixtures'
+   * bytes ('' when none matches: noise, which is in no speech fixture). A per-utterance upload can hold noise the
+   * VAD did not call speech before the words (a cough, then "Yes, I will attend."): the scan goes on past it.
+   */
+  const recognize = (mulaw) => {
+    let step = 16;
+    for (let i = 0; i + 32 <= mulaw.length; i += step) {
+      const frame = mulaw.subarray(i, i + 32);
+      let sum = 0;
+      for (const b of frame) sum += ~b & 0x7f; // μ-law magnitude (0 = silence): a voiced stretch only
+      if (sum / 32 < 24) continue;
+      const hit = known.find((k) => k.audio.indexOf(Buffer.from(frame)) >= 0);
+      if (hit) return hit.text;
+      step = 160; // not a fixture's speech: look again every 20 ms
+    }
+    return '';
+  };
+  // its final comes STT_MS after Finalize, like the per-utterance fake's answer
+  const deepgram = await FakeDeepgramServer.start({ interimEveryMs: INTERIM_MS, finalDelayMs: STT_MS, transcribe: (audio) => recognize(audio) });
   const server = createServer((req, res) => {
     const t0 = performance.now();
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       if (req.url.endsWith('/audio/transcriptions')) {
+        const body = Buffer.concat(chunks);
+        const riff = body.indexOf('RIFF');
+        let text = '';
+        try {
+          if (riff >= 0) text = recognize(mulawEncode(readWav(new Uint8Array(body.subarray(riff))).samples));
+        } catch { /* not a WAV we can read: no words */ }
         setTimeout(() => {
           res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ text: 'Yes, I will attend.' }));
+          res.end(JSON.stringify({ text }));
           fake.stt.push(performance.now() - t0);
         }, STT_MS);
         return;
@@ -79,7 +120,7 @@ async function workerMain() {
     });
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  parentPort.postMessage({ type: 'fake', url: `http://127.0.0.1:${server.address().port}/v1` });
+  parentPort.postMessage({ type: 'fake', url: `http://127.0.0.1:${server.address().port}/v1`, deepgram: { url: deepgram.baseUrl, key: deepgram.key } });
 
   parentPort.on('message', async (m) => {
     if (m.type !== 'calls') return;
@@ -89,8 +130,11 @@ async function workerMain() {
     const speech = new Uint8Array(m.speech);
     const barge = new Uint8Array(m.barge);
     const noises = m.noises.map((n) => ({ name: n.name, audio: new Uint8Array(n.audio) }));
+    known = m.known.map((k) => ({ text: k.text, audio: Buffer.from(k.audio) }));
     const firstWords = [];
     const falseInterruptions = Object.fromEntries(noises.map((n) => [n.name, { played: 0, clears: 0 }]));
+    /** Per fixture played: the call, its wall-clock window (for the run log's false_interruption entries) and whether it was cleared. */
+    const noiseWindows = [];
     const latencies = [];
     const bargeIns = [];
     const failures = [];
@@ -127,12 +171,15 @@ async function workerMain() {
               await caller.until('reply starts', () => caller.agentVoiceAt.at(-1) > askEnd, 10_000);
               await new Promise((r) => setTimeout(r, 200));
               const from = performance.now();
+              const fromEpoch = Date.now();
               const n = caller.speak(noise.audio);
               await caller.until('noise sent', () => caller.spoke[n].endMs !== null, 10_000);
               await new Promise((r) => setTimeout(r, 1000));
               const to = caller.spoke[n].endMs + 1000;
               falseInterruptions[noise.name].played++;
-              if (caller.clearsAt.some((t) => t >= from && t <= to)) falseInterruptions[noise.name].clears++;
+              const cleared = caller.clearsAt.some((t) => t >= from && t <= to);
+              if (cleared) falseInterruptions[noise.name].clears++;
+              noiseWindows.push({ call: i, name: noise.name, from: fromEpoch, to: Date.now() + RESUME_WINDOW_MS - 1000, cleared });
             }
             break;
           }
@@ -153,7 +200,7 @@ async function workerMain() {
         caller?.close();
       }
     }));
-    parentPort.postMessage({ type: 'done', latencies, bargeIns, firstWords, falseInterruptions, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
+    parentPort.postMessage({ type: 'done', latencies, bargeIns, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
   });
 }
 
@@ -182,19 +229,27 @@ async function main() {
   // the backchannel without its silent lead and tail; the noises whole (2 s each)
   const noises = [
     { name: 'uh-huh', audio: trim(fixture('uh-huh')) },
+    { name: 'mm-hmm', audio: trim(fixture('mm-hmm')) },
+    { name: 'cough', audio: trim(fixture('cough')) },
     { name: 'noise-low-2s', audio: fixture('noise-low-2s') },
     { name: 'noise-hiss-2s', audio: fixture('noise-hiss-2s') },
   ];
+  // what the fake STTs hear in each fixture (noise: nothing)
+  const manifest = JSON.parse(readFileSync(fileURLToPath(new URL('../test/fixtures/audio/fixtures.json', import.meta.url)), 'utf8'));
+  const known = Object.entries(manifest.speech).map(([name, text]) => ({ text, audio: [...fixture(name)] }));
 
   const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { worker: true } });
-  const fakeUrl = await new Promise((r) => worker.once('message', (m) => r(m.url)));
-  const twilio = await FakeTwilioServer.start({ numbers: [{ phoneNumber: '+15550007777' }] });
+  const fakes = await new Promise((r) => worker.once('message', (m) => r(m)));
+  const fakeUrl = fakes.url;
+  const numberOf = (stt) => `+1555000${7777 + STT_MODES.indexOf(stt)}`;
+  const twilio = await FakeTwilioServer.start({ numbers: STT_MODES.map((stt) => ({ phoneNumber: numberOf(stt) })) });
 
   const PUBLIC = 'https://cp.example.test';
   let seq = 0;
   const results = [];
   for (const vad of VADS) {
-  const settings = loadSettings({ CALLPLANE_SIGNUP: 'open', CALLPLANE_DATA_DIR: freshDir(`voice-${vad}`), LOG_LEVEL: 'warn', CALLPLANE_PUBLIC_URL: PUBLIC, CALLPLANE_ALLOW_PRIVATE_NETWORK: 'true', CALLPLANE_VOICE_VAD: vad, CALLPLANE_MEDIA_MAX_SESSIONS: '1000' });
+  const dataDir = freshDir(`voice-${vad}-${process.pid}`); // its own: another run of this bench at the same time must not wipe it
+  const settings = loadSettings({ CALLPLANE_SIGNUP: 'open', CALLPLANE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', CALLPLANE_PUBLIC_URL: PUBLIC, CALLPLANE_ALLOW_PRIVATE_NETWORK: 'true', CALLPLANE_VOICE_VAD: vad, CALLPLANE_MEDIA_MAX_SESSIONS: '1000' });
   const plugins = BUILT_IN_PROVIDER_PLUGINS.filter((p) => p.manifest.id !== 'twilio').concat(createTwilioPlugin({ apiBaseUrl: twilio.url, client: { sleep: async () => undefined } }));
   const providers = ProviderRegistry.builtIn({ allowPrivateNetwork: true }, plugins);
   const logger = PinoLogger.create({ level: 'warn', extraSensitive: providers.sensitiveFieldNames() });
@@ -214,24 +269,51 @@ async function main() {
   };
   const signup = await request('POST', '/auth/signup', { email: 'voice-bench@example.com', password: 'correct horse battery', organization_name: 'Bench' });
   const auth = { authorization: `Bearer ${signup.token}` };
+  /**
+   * Per fixture: played, interrupted (a clear while it played or within 1 s after), and of those how many the
+   * agent resumed (a false_interruption entry in the call's run log inside the fixture's window) or not.
+   */
+  const falseInterruptionsOf = async (done, calls, workflowId) => {
+    const runs = [];
+    for (let page = 1; ; page++) {
+      const p = await request('GET', `/workflow/${workflowId}/runs?page=${page}&limit=100`, undefined, auth);
+      runs.push(...p.runs);
+      if (page >= p.total_pages) break;
+    }
+    const resumesOf = (from) => {
+      const run = runs.find((r) => r.name.endsWith(from));
+      return (run?.logs?.entries ?? []).filter((e) => e.event === 'false_interruption').map((e) => Date.parse(e.ts));
+    };
+    const out = {};
+    for (const [name, f] of Object.entries(done.falseInterruptions)) out[name] = { played: f.played, clears: f.clears, resumed: 0, for_good: 0 };
+    for (const w of done.noiseWindows) {
+      if (!w.cleared) continue;
+      const resumed = resumesOf(calls[w.call].from).some((t) => t >= w.from && t <= w.to);
+      out[w.name][resumed ? 'resumed' : 'for_good']++;
+    }
+    return out;
+  };
   const ai = await request('POST', '/organizations/ai-services', { name: 'Fake', config: { provider: 'openai', api_key: 'sk-bench', base_url: fakeUrl } }, auth);
-  const wf = await request('POST', '/workflow/create/definition', {
-    name: 'Bench', workflow_definition: exampleWorkflowDefinition, template_context_variables: { first_name: 'Dana', appointment_time: 'Tuesday' },
-    workflow_configurations: { llm: { service_id: ai.id, model: 'm' }, stt: { service_id: ai.id, model: 'whisper-1' }, tts: { service_id: ai.id, voice: 'alloy' }, interruption_min_speech_ms: MIN_SPEECH_MS, user_idle_timeout_seconds: 60 },
-  }, auth);
+  const dg = await request('POST', '/organizations/ai-services', { name: 'Fake Deepgram', config: { provider: 'deepgram', api_key: fakes.deepgram.key, base_url: fakes.deepgram.url } }, auth);
   const tw = await request('POST', '/organizations/telephony-configs', { name: 'Twilio', config: { provider: 'twilio', account_sid: twilio.accountSid, auth_token: twilio.authToken } }, auth);
-  await request('POST', `/organizations/telephony-configs/${tw.id}/phone-numbers`, { address: '+15550007777', inbound_workflow_id: wf.id }, auth);
+  for (const stt of STT_MODES) {
+  const wf = await request('POST', '/workflow/create/definition', {
+    name: `Bench ${stt}`, workflow_definition: exampleWorkflowDefinition, template_context_variables: { first_name: 'Dana', appointment_time: 'Tuesday' },
+    workflow_configurations: { llm: { service_id: ai.id, model: 'm' }, stt: stt === 'streaming' ? { service_id: dg.id, model: 'nova-3' } : { service_id: ai.id, model: 'whisper-1' }, tts: { service_id: ai.id, voice: 'alloy' }, interruption_min_speech_ms: MIN_SPEECH_MS, user_idle_timeout_seconds: 60 },
+  }, auth);
+  await request('POST', `/organizations/telephony-configs/${tw.id}/phone-numbers`, { address: numberOf(stt), inbound_workflow_id: wf.id }, auth);
 
   for (const n of CALLS) {
     const calls = [];
     for (let i = 0; i < n; i++) {
       const callSid = `CA${String(++seq).padStart(32, '0')}`;
-      const form = { AccountSid: twilio.accountSid, CallSid: callSid, From: '+15559876543', To: '+15550007777', Direction: 'inbound', CallStatus: 'ringing' };
+      const from = `+1555${String(seq).padStart(7, '0')}`; // names the call's run ("Inbound call from ...")
+      const form = { AccountSid: twilio.accountSid, CallSid: callSid, From: from, To: numberOf(stt), Direction: 'inbound', CallStatus: 'ringing' };
       const path = '/telephony/twilio/inbound';
       const twiml = await request('POST', path, new URLSearchParams(form).toString(), { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': computeTwilioSignature(twilio.authToken, `${PUBLIC}/api/v1${path}`, form) });
       const streamUrl = /<Stream url="([^"]+)"/.exec(twiml)[1];
       const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1], m[2]]));
-      calls.push({ url: url.replace(/^http/, 'ws') + new URL(streamUrl).pathname, callSid, parameters });
+      calls.push({ url: url.replace(/^http/, 'ws') + new URL(streamUrl).pathname, callSid, parameters, from });
     }
     const memory = n === Math.max(...CALLS) ? memoryPerCall(n) : null;
     const loopDelay = (await import('node:perf_hooks')).monitorEventLoopDelay({ resolution: 10 });
@@ -239,7 +321,7 @@ async function main() {
     const cpu0 = process.cpuUsage();
     const main0 = mainThreadCpuMs();
     const t0 = performance.now();
-    worker.postMessage({ type: 'calls', calls, speech: [...speech], barge: [...barge], noises: noises.map((x) => ({ name: x.name, audio: [...x.audio] })) });
+    worker.postMessage({ type: 'calls', calls, speech: [...speech], barge: [...barge], noises: noises.map((x) => ({ name: x.name, audio: [...x.audio] })), known });
     const done = await new Promise((r) => worker.on('message', function onDone(m) {
       if (m.type === 'done') {
         worker.off('message', onDone);
@@ -247,20 +329,23 @@ async function main() {
       }
     }));
     const wall = performance.now() - t0;
+    await new Promise((r) => setTimeout(r, 500)); // the last runs' records land after their hang-ups
     const cpu = process.cpuUsage(cpu0);
     const mainCpu = main0 === null ? null : mainThreadCpuMs() - main0;
     loopDelay.disable();
     const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
-    const reference = VAD_HANGOVER_MS + mean(done.fake.stt) + mean(done.fake.llm) + mean(done.fake.tts);
+    const sttMs = stt === 'streaming' ? STT_MS : mean(done.fake.stt); // the Deepgram fake's set final delay
+    const reference = VAD_HANGOVER_MS + sttMs + mean(done.fake.llm) + mean(done.fake.tts);
     const p50 = percentile(done.latencies, 50);
     const p95 = percentile(done.latencies, 95);
     const result = {
-      vad, calls: n, turns: done.latencies.length, replies_before_end_of_speech: done.early, failures: done.failures.length, failure_examples: done.failures.slice(0, 3),
+      vad, stt, calls: n, turns: done.latencies.length, replies_before_end_of_speech: done.early, failures: done.failures.length, failure_examples: done.failures.slice(0, 3),
       latency_p50_ms: round(p50), latency_p95_ms: round(p95), reference_ms: round(reference),
       overhead_p50_ms: round(p50 - reference), overhead_p95_ms: round(p95 - reference),
-      fake_ms: { vad_hangover: VAD_HANGOVER_MS, stt: round(mean(done.fake.stt)), llm_first_token: round(mean(done.fake.llm)), tts_first_audio: round(mean(done.fake.tts)) },
+      ...(stt === 'streaming' ? { interim_every_ms: INTERIM_MS } : {}),
+      fake_ms: { vad_hangover: VAD_HANGOVER_MS, stt: round(sttMs), llm_first_token: round(mean(done.fake.llm)), tts_first_audio: round(mean(done.fake.tts)) },
       first_words: { calls: done.firstWords.length, p50_ms: round(percentile(done.firstWords, 50)), p95_ms: round(percentile(done.firstWords, 95)), target_ms: FIRST_WORDS_TARGET_MS },
-      false_interruptions: done.falseInterruptions,
+      false_interruptions: await falseInterruptionsOf(done, calls, wf.id),
       barge_in: { events: done.bargeIns.length, p50_ms: round(percentile(done.bargeIns, 50)), p95_ms: round(percentile(done.bargeIns, 95)), target_ms: MIN_SPEECH_MS + 100 },
       service_cpu_percent_of_core: round((100 * (cpu.user + cpu.system) / 1000) / wall),
       event_loop_delay_p99_ms: round(loopDelay.percentile(99) / 1e6),
@@ -273,9 +358,11 @@ async function main() {
     results.push(result);
     process.stdout.write(`${JSON.stringify(result)}\n`);
   }
+  }
   await container.get(LifecycleToken).stop?.();
   server.closeAllConnections?.();
   await new Promise((r) => server.close(r));
+  rmSync(dataDir, { recursive: true, force: true });
   }
   report({ name: 'voice', results });
   await worker.terminate();

@@ -25,6 +25,7 @@ say yes-i-will-attend "Yes, I will attend."
 say hello-who-is-this "Hello? Who is this?"
 say can-you-repeat-that "Sorry, can you repeat that?"
 say uh-huh "Uh-huh."
+say mm-hmm "Mm-hmm."
 say barge-in-long "Sorry to interrupt, but I actually need to move my appointment to next Tuesday afternoon, if that is still possible."
 
 # 2 s of digital silence, 2 s of quiet line noise (about -55 dBFS RMS, under the VAD's energy gate) and 2 s of
@@ -32,6 +33,11 @@ say barge-in-long "Sorry to interrupt, but I actually need to move my appointmen
 sox -R -n "${ULAW[@]}" "$OUT/silence-2s.wav" trim 0 2
 sox -R -n "${ULAW[@]}" "$OUT/noise-low-2s.wav" synth 2 pinknoise gain -42
 sox -R -n "${ULAW[@]}" "$OUT/noise-hiss-2s.wav" synth 2 whitenoise gain -23
+
+# A cough-like burst: 200 ms of noise band-passed around 900 Hz, a 10 ms attack and a 160 ms decay, padded like
+# the speech (about -17 dBFS at its loudest 32 ms): loud and speech-like enough for any VAD, but shorter than
+# interruption_min_speech_ms.
+sox -R -n "${ULAW[@]}" "$OUT/cough.wav" synth 0.2 whitenoise band 900 700 fade q 0.01 0.2 0.16 gain -n -8 pad "$LEAD" "$TAIL"
 
 cat > "$OUT/fixtures.json" <<JSON
 {
@@ -43,9 +49,11 @@ cat > "$OUT/fixtures.json" <<JSON
     "hello-who-is-this": "Hello? Who is this?",
     "can-you-repeat-that": "Sorry, can you repeat that?",
     "uh-huh": "Uh-huh.",
+    "mm-hmm": "Mm-hmm.",
     "barge-in-long": "Sorry to interrupt, but I actually need to move my appointment to next Tuesday afternoon, if that is still possible."
   },
-  "non_speech": ["silence-2s", "noise-low-2s", "noise-hiss-2s"]
+  "non_speech": ["silence-2s", "noise-low-2s", "noise-hiss-2s"],
+  "bursts": ["cough"]
 }
 JSON
 ls -l "$OUT"

@@ -481,6 +481,27 @@ describe('Conversation: barge-in and DTMF', () => {
     expect(convo.state.history.map((m) => m.content)).toEqual(['hi', 'Let me tell you all', 'stop']);
   });
 
+  it('agentResumed continues the cut line with what was heard of the rest (or adds it when nothing was heard before the cut)', async () => {
+    const lm = new ScriptedLanguageModel()
+      .on({ user: 'hi' }, { text: 'Let me tell you all about our offers.' })
+      .on({ user: 'next' }, { text: 'Here is another line.' });
+    const convo = Conversation.start(setup(lm, new VirtualClock(), smallGraph()));
+    await convo.send('hi').collect();
+    convo.agentInterrupted('Let me tell');
+    convo.agentResumed('Let me tell', 'you all about', true); // the rest was cut again
+    expect(convo.state.messages.at(-1)).toMatchObject({ role: 'assistant', text: 'Let me tell you all about', interrupted: true });
+    convo.agentResumed('Let me tell you all about', 'our offers.', false);
+    expect(convo.state.messages.at(-1)).toEqual(expect.objectContaining({ text: 'Let me tell you all about our offers.' }));
+    expect(convo.state.messages.at(-1)!.interrupted).toBeUndefined();
+    expect(convo.state.history.map((m) => m.content)).toEqual(['hi', 'Let me tell you all about our offers.']);
+    convo.agentResumed('Let me tell you all about our offers.', '', false); // nothing heard: nothing changes
+    await convo.send('next').collect();
+    convo.agentInterrupted('');
+    convo.agentResumed('', 'Here is another line.', false);
+    expect(convo.state.messages.map((m) => m.text)).toEqual(['hi', 'Let me tell you all about our offers.', 'next', 'Here is another line.']);
+    expect(convo.state.history.map((m) => m.content)).toEqual(['hi', 'Let me tell you all about our offers.', 'next', 'Here is another line.']);
+  });
+
   it('DTMF digits reach the model as user text', async () => {
     const lm = new ScriptedLanguageModel().on({ user: '[DTMF 5]' }, { text: 'You pressed five.' });
     const convo = Conversation.start(setup(lm, new VirtualClock(), smallGraph()));

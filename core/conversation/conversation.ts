@@ -18,7 +18,8 @@
  * - `userIdle()`: first silence → the model checks in; second in a row → a goodbye, then `user_idle`.
  * - `maxDurationReached({goodbye})`, `hangUp()`: abort a running turn and end (`max_duration`, `hang_up`).
  * - `agentInterrupted(heardText)`: barge-in; aborts a running turn and cuts the last assistant line to what
- *   the caller heard.
+ *   the caller heard. `agentResumed(cutText, heardText, interrupted)`: after a false interruption the agent
+ *   said the rest; what was heard of it continues that line.
  * - `abort()`: stops the running turn now; its iterator throws an `AbortError`. Text streamed so far is kept as
  *   an interrupted assistant line.
  *
@@ -318,6 +319,33 @@ export class Conversation {
     }
     if (heard === '') messages.splice(index, 1);
     else messages[index] = { ...messages[index], text: heard, interrupted: true };
+  }
+
+  /**
+   * After a false interruption (the caller's words over the agent were only a backchannel, or noise) the
+   * agent said more of its cut line: `heardText` (what the caller heard of that continuation) joins the last
+   * assistant line, which it continues when that line reads `cutText` (what was heard before the cut), else
+   * (nothing was heard before the cut) it becomes a new assistant line. `interrupted`: the continuation was
+   * itself cut. Nothing heard: nothing changes. Not idempotent (once per continuation); never throws.
+   */
+  agentResumed(cutText: string, heardText: string, interrupted: boolean): void {
+    const heard = heardText.trim();
+    if (heard === '') return;
+    const cut = cutText.trim();
+    const messages = this.state_.messages;
+    const index = findLastIndex(messages, (m) => m.role === 'assistant');
+    const history = this.state_.history;
+    const historyIndex = findLastIndex(history, (m) => m.role === 'assistant');
+    if (cut !== '' && index >= 0 && messages[index].text === cut) {
+      const { interrupted: _previous, ...line } = messages[index];
+      messages[index] = { ...line, text: `${cut} ${heard}`, ...(interrupted ? { interrupted: true as const } : {}) };
+      const h = historyIndex >= 0 ? history[historyIndex] : undefined;
+      if (h && h.role === 'assistant' && h.content === cut) h.content = `${cut} ${heard}`;
+      return;
+    }
+    const at = this.now();
+    history.push({ role: 'assistant', content: heard });
+    messages.push({ role: 'assistant', text: heard, node_id: this.state_.node_id, created_at: at, ended_at: at, ...(interrupted ? { interrupted: true as const } : {}) });
   }
 
   /** Stops the running turn now (its iterator throws an `AbortError`). Nothing runs: nothing happens. */

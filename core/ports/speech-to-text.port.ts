@@ -27,6 +27,12 @@ export interface SttStreamOptions {
 
 /** One open recognition stream. */
 export interface SttStream {
+  /**
+   * True when the stream sends `interim` hypotheses while the caller is still speaking (Deepgram); false or
+   * absent when text comes only after `finalize` (a per-utterance transcription). The barge-in rule waits
+   * briefly for the caller's first words only when they can come (docs/voice.md "Turn-taking, barge-in and endings").
+   */
+  readonly interimResults?: boolean;
   /** Queues audio in the stream's format. Never throws; audio pushed after `close` is dropped. */
   push(audio: Uint8Array): void;
   /**

@@ -49,6 +49,13 @@ export interface VoiceActivityDetector {
   close(): void;
   /** True while the detector is inside speech, as far as the events delivered so far tell. */
   readonly speaking: boolean;
+  /**
+   * The verdict on the last window whose score has come (a batched Silero score comes up to its batch wait
+   * after the audio; `endMs` says which window it is): `speech` when its score reached the
+   * threshold (not the hysteresis: a noise window inside speech is `false`), `endMs` where it ended in stream
+   * time (0 and false before any window). The barge-in rule measures sustained speech on these verdicts.
+   */
+  readonly lastWindow: { readonly speech: boolean; readonly endMs: number };
 }
 
 export interface VoiceActivityDetectorFactory {

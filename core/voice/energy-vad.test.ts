@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { VadEvent } from '../ports/voice-activity-detector.port.js';
-import { NON_SPEECH_FIXTURES, SPEECH_FIXTURES, readAudioFixture, speechBoundsMs } from '../../test/fixtures/audio/fixtures.js';
-import { EnergyVoiceActivityDetector, EnergyVoiceActivityDetectorFactory } from './energy-vad.js';
+import { BURST_FIXTURES, NON_SPEECH_FIXTURES, SPEECH_FIXTURES, readAudioFixture, speechBoundsMs } from '../../test/fixtures/audio/fixtures.js';
+import { ENERGY_VAD_SPEECH_DBFS, EnergyVoiceActivityDetector, EnergyVoiceActivityDetectorFactory } from './energy-vad.js';
 import { VAD_DEFAULTS, resolveVadOptions } from './vad-hysteresis.js';
 
 const W = 256; // 32 ms at 8 kHz
@@ -53,7 +53,7 @@ describe('EnergyVoiceActivityDetector (and the shared hysteresis)', () => {
     expect(d.push(loud.subarray(0, 1))).toEqual([{ type: 'speech_start', atMs: 0 }]);
   });
 
-  it('finds the fixtures\' utterances inside their bounds and nothing in silence or quiet noise', () => {
+  it('finds the fixtures\' utterances inside their bounds and nothing in silence, quiet noise or hiss', () => {
     for (const name of SPEECH_FIXTURES) {
       const wav = readAudioFixture(name);
       const { startMs, endMs } = speechBoundsMs(wav);
@@ -63,10 +63,49 @@ describe('EnergyVoiceActivityDetector (and the shared hysteresis)', () => {
       expect(events.at(-1)!.type).toBe('speech_stop');
       expect(events.at(-1)!.atMs).toBeLessThanOrEqual(endMs);
     }
-    for (const name of NON_SPEECH_FIXTURES.filter((n) => n !== 'noise-hiss-2s')) {
+    for (const name of NON_SPEECH_FIXTURES) {
       expect(new EnergyVoiceActivityDetector({ sampleRate: 8000 }).push(readAudioFixture(name).samples)).toEqual([]);
     }
-    // loudness alone cannot tell hiss from speech: that is the model's job
-    expect(new EnergyVoiceActivityDetector({ sampleRate: 8000 }).push(readAudioFixture('noise-hiss-2s').samples)[0]?.type).toBe('speech_start');
+  });
+
+  it('rejecting flat (noise-like) windows moves no utterance\'s onset or end by more than two windows', () => {
+    for (const name of SPEECH_FIXTURES) {
+      const pcm = readAudioFixture(name).samples;
+      const events = new EnergyVoiceActivityDetector({ sampleRate: 8000 }).push(pcm);
+      const loudnessOnly = new EnergyVoiceActivityDetector({ sampleRate: 8000 }, ENERGY_VAD_SPEECH_DBFS, Infinity).push(pcm);
+      expect(Math.abs(events[0].atMs - loudnessOnly[0].atMs)).toBeLessThanOrEqual(2 * 32);
+      expect(Math.abs(events.at(-1)!.atMs - loudnessOnly.at(-1)!.atMs)).toBeLessThanOrEqual(2 * 32);
+    }
+    // the hiss is loud enough to be speech by loudness alone: flatness is what rejects it
+    expect(new EnergyVoiceActivityDetector({ sampleRate: 8000 }, ENERGY_VAD_SPEECH_DBFS, Infinity).push(readAudioFixture('noise-hiss-2s').samples)[0]?.type).toBe('speech_start');
+  });
+
+  it('rejects steady white noise at any level, at 8 and 16 kHz, ', () => {
+    let seed = 7;
+    const noise = (n: number, amplitude: number) => {
+      const pcm = new Int16Array(n);
+      for (let i = 0; i < n; i++) {
+        seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+        pcm[i] = Math.round(((seed / 0x7fffffff) * 2 - 1) * amplitude);
+      }
+      return pcm;
+    };
+    for (const rate of [8000, 16000] as const) {
+      for (const amplitude of [1000, 4000, 16000]) {
+        expect(new EnergyVoiceActivityDetector({ sampleRate: rate }).push(noise(rate * 5, amplitude))).toEqual([]);
+      }
+    }
+  });
+
+  it('a cough-like burst is loud and peaked: speech to a VAD (the barge-in rule\'s minimum duration keeps it from interrupting)', () => {
+    for (const name of BURST_FIXTURES) {
+      const wav = readAudioFixture(name);
+      const { startMs, endMs } = speechBoundsMs(wav);
+      const events = new EnergyVoiceActivityDetector({ sampleRate: 8000 }).push(wav.samples);
+      expect(events.map((e) => e.type)).toEqual(['speech_start', 'speech_stop']);
+      expect(events[0].atMs).toBeGreaterThanOrEqual(startMs - 40);
+      expect(events[1].atMs).toBeLessThanOrEqual(endMs + 40);
+      expect(events[1].atMs - events[0].atMs).toBeLessThan(300);
+    }
   });
 });

@@ -23,4 +23,36 @@ describe('SustainedSpeech', () => {
     expect(s.durationMs).toBe(0);
     expect(s.startMs).toBeUndefined();
   });
+
+  it('counts only what the VAD calls speech: loud noise never builds a run, however long', () => {
+    const s = new SustainedSpeech();
+    let t = 0;
+    let judgedTo = 0;
+    let longest = 0;
+    /** 20 ms frames; a VAD verdict per 32 ms window, `speech` deciding it. */
+    const play = (pcm: Int16Array, ms: number, speech: (windowEnd: number) => boolean) => {
+      for (let end = t + 20; end <= t + ms; end += 20) {
+        s.push(pcm, end, 20);
+        while (judgedTo + 32 <= end) {
+          judgedTo += 32;
+          s.judge(speech(judgedTo), judgedTo);
+        }
+        longest = Math.max(longest, s.durationMs);
+      }
+      t += ms;
+    };
+    play(loud, 10_000, () => false); // 10 s of hiss
+    expect(longest).toBeLessThanOrEqual(100 + 32);
+    play(quiet, 400, () => false);
+    longest = 0;
+    // speech whose first two windows sound like noise (an "s") keeps its onset at the first loud frame
+    const onset = t;
+    play(loud, 600, (end) => end - onset > 64);
+    expect(s.startMs).toBe(onset);
+    expect(s.durationMs).toBe(600);
+    // speech that turns into noise stops counting one window after the VAD's last speech verdict
+    const speechEnd = t + 200;
+    play(loud, 600, (end) => end <= speechEnd);
+    expect(s.durationMs).toBeLessThanOrEqual(speechEnd - onset + 32);
+  });
 });

@@ -53,6 +53,7 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
   private readonly undelivered: VadEvent[] = [];
   private closed = false;
   private inSpeech = false;
+  private readonly verdict = { speech: false, endMs: 0 };
   private run = 0;
   private runStart = 0;
   private readonly speechWindows: number;
@@ -83,6 +84,10 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
 
   get speaking(): boolean {
     return this.inSpeech;
+  }
+
+  get lastWindow(): { readonly speech: boolean; readonly endMs: number } {
+    return this.verdict;
   }
 
   /** Windows accepted whose score has not come yet. */
@@ -118,6 +123,8 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
   protected settle(p: number): void {
     const start = this.waiting.shift();
     if (start === undefined) return; // dropped by reset or close
+    this.verdict.speech = p >= this.options.threshold;
+    this.verdict.endMs = ((start + this.window.length) * 1000) / this.options.sampleRate;
     const event = this.step(p, start);
     if (!event) return;
     if (this.collecting) this.collecting.push(event);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { MemoryMediaChannel } from '../../test/fakes/memory-media-channel.js';
 import { ScriptedLanguageModel } from '../../test/fakes/scripted-language-model.js';
-import { ScriptedSpeechToText, ScriptedTextToSpeech } from '../../test/fakes/scripted-speech.js';
+import { ScriptedSpeechToText, ScriptedTextToSpeech, speechAudio } from '../../test/fakes/scripted-speech.js';
 import { VirtualTimeline } from '../../test/fakes/virtual-timeline.js';
 import { Conversation } from '../conversation/conversation.js';
 import type { ConversationRecord } from '../ports/conversation-record.port.js';
@@ -11,7 +11,8 @@ import { WorkflowGraph } from '../workflows/workflow-graph.js';
 import { L16_16K, L16_24K, MULAW_8K, type AudioFormat } from './audio-format.js';
 import { readWav } from './wav.js';
 import { heardPrefix } from './sentence-chunker.js';
-import { EnergyVoiceActivityDetectorFactory } from './energy-vad.js';
+import { ENERGY_VAD_SPEECH_DBFS, EnergyVoiceActivityDetectorFactory } from './energy-vad.js';
+import { readAudioFixture } from '../../test/fixtures/audio/fixtures.js';
 import { PlayoutPacer } from './playout-pacer.js';
 import { VoiceSession, type VoiceSessionOptions } from './voice-session.js';
 import { readFileSync } from 'node:fs';
@@ -66,12 +67,15 @@ function setup(
     handOver?: boolean;
     /** Answering-machine detection options (docs/voicemail.md). */
     voicemail?: VoiceSessionOptions['voicemail'];
+    /** The scripted STT streams an interim per this much speech (default 0: per-utterance text only). */
+    interimEveryMs?: number;
+    vad?: VoiceSessionOptions['vad'];
   } = {},
 ) {
   const timeline = options.timeline ?? new VirtualTimeline();
   const t0 = timeline.now();
   const lm = (options.model ?? dentalModel)(new ScriptedLanguageModel({ sleep: timeline.sleep }));
-  const stt = new ScriptedSpeechToText({ sleep: timeline.sleep, finalDelayMs: STT_MS, interimEveryMs: 0, utterances: options.utterances ?? [] });
+  const stt = new ScriptedSpeechToText({ sleep: timeline.sleep, finalDelayMs: STT_MS, interimEveryMs: options.interimEveryMs ?? 0, utterances: options.utterances ?? [] });
   const tts = new ScriptedTextToSpeech({
     sleep: timeline.sleep,
     firstAudioDelayMs: TTS_MS,
@@ -99,7 +103,7 @@ function setup(
     graph,
     stt,
     tts,
-    vad: new EnergyVoiceActivityDetectorFactory(),
+    vad: options.vad ?? new EnergyVoiceActivityDetectorFactory(),
     pacer,
     timers: timeline,
     clock: timeline.clock,
@@ -108,7 +112,7 @@ function setup(
     ...(options.voicemail ? { voicemail: options.voicemail } : {}),
   });
   const seen: Array<{ type: keyof VoiceSessionEventMap; at: number; e: unknown }> = [];
-  for (const type of ['state', 'speech_started', 'speech_stopped', 'user_turn', 'node_entered', 'first_audio', 'agent_heard', 'interruption', 'turn_metrics', 'ended'] as const) {
+  for (const type of ['state', 'speech_started', 'speech_stopped', 'user_turn', 'node_entered', 'first_audio', 'agent_heard', 'interruption', 'agent_resumed', 'turn_metrics', 'ended'] as const) {
     session.events.on(type, (e: unknown) => seen.push({ type, at: timeline.now() - t0, e }));
   }
   const of = <K extends keyof VoiceSessionEventMap>(type: K) => seen.filter((s) => s.type === type).map((s) => ({ ...(s.e as VoiceSessionEventMap[K]), at: s.at }));
@@ -324,6 +328,154 @@ describe('VoiceSession: barge-in', () => {
     expect(s.lm.streamRequests.at(-1)!.lastUser).toBe('[DTMF 5]');
     expect(s.of('user_turn').map((e) => e.text)).toEqual(['[DTMF 5]']);
     expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING, 'You pressed five.']);
+  });
+});
+
+describe('VoiceSession: backchannels, noise and false interruptions', () => {
+  const REST = 'Tuesday at 3pm. Can you still make it?';
+  /** The caller's speech starts where its first frame after `after` begins. */
+  const speechStart = (s: ReturnType<typeof setup>, after: number) => s.channel.inbound.find((f) => f.atMs > after)!.atMs - 20;
+
+  it('an "uh-huh" longer than the minimum does not interrupt when the STT streams its words', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Uh-huh.'], interimEveryMs: 100 });
+    await untilReminderPlays(s, 300);
+    s.channel.speak(500);
+    await s.untilListening();
+    expect(s.channel.clears).toEqual([]);
+    expect(s.of('interruption')).toEqual([]);
+    expect(s.of('agent_heard').map((e) => [e.text, e.interrupted])).toEqual([
+      [GREETING, false],
+      ['Thank you, Dana.', false],
+      [REMINDER, false],
+    ]);
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.']);
+  });
+
+  it('a real interruption with streamed words clears as soon as the duration rule holds', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Sorry, what day?'], model: withQuestion, interimEveryMs: 100 });
+    await untilReminderPlays(s, 700);
+    const queuedAt = s.timeline.now();
+    s.channel.speak(700);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBe(300);
+    expect(s.of('interruption')[0]).toMatchObject({ reactionMs: 300, heard: 'Your cleaning is on' });
+    await s.untilListening();
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', 'Sorry, what day?']);
+    expect(s.of('agent_resumed')).toEqual([]);
+  });
+
+  it('words that have not come yet hold the interruption until min speech + interruptionWordWaitMs at most, never longer', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Sorry, what day?'], model: withQuestion, interimEveryMs: 600 });
+    await untilReminderPlays(s, 700);
+    const queuedAt = s.timeline.now();
+    s.channel.speak(700);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBe(300 + 50);
+    expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBeLessThanOrEqual(300 + 100);
+  });
+
+  it('hiss (the fixture) through the energy VAD never interrupts; loudness alone would have', async () => {
+    const hiss = readAudioFixture('noise-hiss-2s').data;
+    const s = setup({ utterances: ['Yes, this is Dana.', ''] });
+    await untilReminderPlays(s, 200);
+    s.channel.play(hiss);
+    await s.untilListening();
+    expect(s.channel.clears).toEqual([]);
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING, 'Thank you, Dana.', REMINDER]);
+
+    // the same hiss with a loudness-only VAD cuts the agent; its utterance is empty (noise): the agent resumes
+    const loud = setup({ utterances: ['Yes, this is Dana.', ''], vad: new EnergyVoiceActivityDetectorFactory(ENERGY_VAD_SPEECH_DBFS, Infinity) });
+    await untilReminderPlays(loud, 200);
+    loud.channel.play(hiss);
+    await loud.timeline.until(() => loud.channel.clears.length > 0, 2000);
+    await loud.untilListening();
+    expect(loud.of('agent_resumed')).toHaveLength(1);
+    expect(loud.of('agent_resumed')[0].callerText).toBe('');
+    expect(loud.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.']);
+  });
+
+  it('the minimum speech is measured on the audio itself: 200 ms delivered late and in a burst does not interrupt', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', ''] });
+    await untilReminderPlays(s, 300);
+    // the carrier stalls: the caller's clock stops, 100 ms arrive on time, nothing for 250 ms, then 100 ms at once
+    const caller = s.channel as unknown as { callerTimer: { cancel(): void } | null };
+    caller.callerTimer?.cancel();
+    caller.callerTimer = null;
+    const tone = speechAudio(MULAW_8K, 200, 300);
+    for (let i = 0; i < 5; i++) {
+      s.channel.pushFrame(tone.subarray(i * 160, (i + 1) * 160));
+      await s.timeline.advance(20);
+    }
+    await s.timeline.advance(250);
+    for (let i = 5; i < 10; i++) s.channel.pushFrame(tone.subarray(i * 160, (i + 1) * 160));
+    s.channel.startCaller();
+    await s.untilListening();
+    expect(s.channel.clears).toEqual([]);
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING, 'Thank you, Dana.', REMINDER]);
+  });
+
+  it('a false interruption (per-utterance STT: the words come after the cut) resumes the reply from the cut word', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Uh-huh.'] });
+    await untilReminderPlays(s, 700);
+    const requestsBefore = s.lm.streamRequests.length;
+    s.channel.speak(500);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    expect(s.of('interruption')[0].heard).toBe('Your cleaning is on');
+    await s.untilListening();
+    expect(s.of('agent_resumed').map((e) => [e.text, e.callerText])).toEqual([[REST, 'Uh-huh.']]);
+    expect(s.of('agent_heard').map((e) => [e.text, e.interrupted])).toEqual([
+      [GREETING, false],
+      ['Thank you, Dana.', false],
+      ['Your cleaning is on', true],
+      [REST, false],
+    ]);
+    // "uh-huh" is not a turn; the model was not asked again; the engine's line is what was heard, whole again
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.']);
+    expect(s.lm.streamRequests.length).toBe(requestsBefore);
+    const state = s.conversation.state;
+    const lastLine = state.messages.filter((m) => m.role === 'assistant').at(-1)!;
+    expect(lastLine.text).toBe(`Your cleaning is on ${REST}`);
+    expect(lastLine.interrupted).toBeUndefined();
+    expect(state.history.filter((m) => m.role === 'assistant').at(-1)!.content).toBe(`Your cleaning is on ${REST}`);
+    // the rest was synthesized again, from the word being played at the cut
+    expect(s.tts.requests.map((r) => r.text).slice(-2)).toEqual(['Tuesday at 3pm.', 'Can you still make it?']);
+    // and the caller's next words are a turn as usual
+    await s.timeline.advance(300);
+    s.channel.speak(800);
+    await s.untilListening();
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', 'hello']);
+  });
+
+  it('a resumed reply cancelled before it is heard leaves the engine\'s cut line as it was', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Uh-huh.'], model: (lm) => dentalModel(lm).on({ user: '[DTMF 5]' }, { firstDelayMs: LLM_MS, text: 'You pressed five.' }) });
+    // the caller presses a key the moment the agent decides to resume (its audio not yet there)
+    s.session.events.on('agent_resumed', () => queueMicrotask(() => s.channel.dtmf('5')));
+    await untilReminderPlays(s, 700);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.of('agent_resumed').length === 1, 5000);
+    await s.timeline.until(() => s.of('user_turn').length === 2, 5000);
+    await s.untilListening();
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', '[DTMF 5]']);
+    const last = s.lm.streamRequests.at(-1)!;
+    expect(last.lastUser).toBe('[DTMF 5]');
+    expect(last.messages.filter((m) => m.role === 'assistant').map((m) => m.content).at(-1)).toBe('Your cleaning is on');
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING, 'Thank you, Dana.', 'Your cleaning is on', 'You pressed five.']);
+  });
+
+  it('a false interruption is resumed only within falseInterruptionTimeoutMs; later the words are a turn', async () => {
+    const s = setup({
+      utterances: ['Yes, this is Dana.', 'Uh-huh.'],
+      settings: { falseInterruptionTimeoutMs: 100 },
+      model: (lm) => dentalModel(lm).on({ system: 'Remind Dana', user: /Uh-huh/ }, { firstDelayMs: LLM_MS, text: 'Shall I repeat the time?' }),
+    });
+    await untilReminderPlays(s, 700);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.of('user_turn').length === 2, 5000);
+    await s.untilListening();
+    expect(s.channel.clears).toHaveLength(1);
+    expect(s.of('agent_resumed')).toEqual([]);
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', 'Uh-huh.']);
+    expect(s.of('agent_heard').map((e) => e.text).at(-1)).toBe('Shall I repeat the time?');
   });
 });
 

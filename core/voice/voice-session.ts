@@ -9,9 +9,12 @@
  * - Caller turns end by endpointing (VAD stop → `stt.finalize()` → `Endpointer`); the model's text is cut by
  *   the `SentenceChunker`, each piece synthesized in order, converted to μ-law 8 kHz and paced out with a mark
  *   per piece.
- * - Barge-in: caller speech sustained for `interruptionMinSpeechMs` while the agent speaks at a node that
- *   allows it clears the carrier at once, aborts the turn and tells the engine only the words heard
- *   (`agentInterrupted`). Speech while THINKING cancels the reply; the next commit restarts it with the new
+ * - Barge-in: caller speech sustained for `interruptionMinSpeechMs` (on the VAD's per-window verdicts, so
+ *   noise never counts) while the agent speaks at a node that allows it clears the carrier at once, aborts the
+ *   turn and tells the engine only the words heard (`agentInterrupted`). With an STT that streams interims,
+ *   backchannel words ("uh-huh") never interrupt and the first words are awaited until the speech is
+ *   `interruptionMinSpeechMs + interruptionWordWaitMs` old at most. A barge-in whose utterance proves to be only a backchannel or noise is a false
+ *   interruption: the rest of the cut reply is said (`agentResumed`). Speech while THINKING cancels the reply; the next commit restarts it with the new
  *   words (the transcript merges both). DTMF is user text `[DTMF 5]`.
  * - Endings: idle (check-in, then goodbye → `user_idle`), the time limit (goodbye → `max_duration`, cut
  *   short after `goodbyeGraceMs`), caller hang-up, an endCall node (hung up only once its last words were
@@ -38,6 +41,7 @@ import type { VadEvent, VoiceActivityDetector, VoiceActivityDetectorFactory } fr
 import type { RunLogEntry } from '../runs/run.js';
 import type { WorkflowGraph } from '../workflows/workflow-graph.js';
 import { bytesPerMs, sameFormat } from './audio-format.js';
+import { isBackchannel, wordCount, wordsAfter } from './backchannel.js';
 import { CallRecorder } from './call-recorder.js';
 import { fromSessionAudio, SESSION_FORMAT, toSessionAudio, type AudioConverter } from './carrier-audio.js';
 import { Endpointer, type CommittedUtterance } from './endpointing.js';
@@ -79,7 +83,16 @@ export interface VoiceSessionOptions {
   voicemail?: Omit<VoicemailGateOptions, 'timers' | 'logger'>;
 }
 
-type TurnKind = 'open' | 'send' | 'retry' | 'idle' | 'max_duration' | 'voicemail';
+type TurnKind = 'open' | 'send' | 'retry' | 'idle' | 'max_duration' | 'voicemail' | 'resume';
+
+/** A reply a barge-in cut, resumable if the caller's utterance proves the interruption false. */
+interface Resumable {
+  nodeId: string;
+  /** What the caller heard of the reply before the cut (the engine's line now). */
+  cutText: string;
+  /** The rest to say: from the word being played at the cut to the reply's end. */
+  text: string;
+}
 
 interface Reply {
   nodeId: string;
@@ -95,6 +108,10 @@ class AgentTurn {
   speaking: Promise<void> = Promise.resolve();
   ended: { reason: VoiceSessionOutcome['reason']; disposition: string } | null = null;
   failed = false;
+  /** The model's stream ended: every reply's text is whole. */
+  streamDone = false;
+  /** A resumed reply (kind `resume`): what was heard before the cut it continues. */
+  resumeCut: string | undefined;
   firstTokenAtMs: number | undefined;
   firstAudioAtMs: number | undefined;
   ttsFirstAudioMs: number | undefined;
@@ -140,6 +157,8 @@ export class VoiceSession {
   private vadStreamMs = 0;
   /** Clock time at which the caller audio up to `vadStreamMs` (VAD stream time) had arrived. */
   private vadClockMs = 0;
+  /** Stream time up to which the VAD's window verdicts went to `sustained`. */
+  private judgedUntilMs = 0;
   /** The caller's current speech goes to the endpointer (it is a turn, not speech over the agent). */
   private speechCounts = false;
   private speechOnsetMs = 0;
@@ -154,10 +173,20 @@ export class VoiceSession {
   private idleWaiters: Array<() => void> = [];
   private idleTimer: TimerHandle | null = null;
   private maxTimer: TimerHandle | null = null;
-  /** Voiced run of the caller's audio (barge-in needs the speech to last, not the VAD's hangover). */
+  /** The caller's sustained speech in stream time: loud frames the VAD calls speech (barge-in needs it to last, not the VAD's hangover). */
   private readonly sustained = new SustainedSpeech();
   /** The caller's speech during the agent's audio may interrupt it (the node allowed it at its onset). */
   private bargeInArmed = false;
+  /** The caller's words heard since the armed speech began (settled ones, then the current hypothesis). */
+  private bargeFinals: string[] = [];
+  private bargeInterim = '';
+  /** The armed speech's onset once it lasted interruptionMinSpeechMs (undefined: not yet). */
+  private bargeHeldOnsetMs: number | undefined;
+  /** The bounded wait for the first words (streaming STT only): running, then over. */
+  private bargeWaitTimer: TimerHandle | null = null;
+  private bargeWaitOver = false;
+  /** The reply the last barge-in cut, until the caller's next utterance is committed. */
+  private resumable: Resumable | null = null;
   private graceTimer: TimerHandle | null = null;
   /** Answering-machine detection, while it runs. */
   private amd: VoicemailGate | null = null;
@@ -257,10 +286,12 @@ export class VoiceSession {
           this.amd?.transcript(event.text, false, atMs);
           this.events.emit('transcript_interim', { text: event.text, atMs });
           this.endpointer.interimTranscript(event.text);
+          this.bargeWordsHeard(event.text, false);
         } else if (event.type === 'final') {
           this.amd?.transcript(event.text, true, atMs);
           this.events.emit('transcript_final', { text: event.text, atMs });
           this.endpointer.finalTranscript(event.text, event.speechFinal);
+          this.bargeWordsHeard(event.text, true);
         } else if (event.type === 'utterance_end') {
           this.endpointer.utteranceEnd();
         }
@@ -284,8 +315,17 @@ export class VoiceSession {
     this.stt?.push(bytes);
     this.vadStreamMs += pcm.length / 8;
     this.vadClockMs = atMs;
-    this.sustained.push(pcm, atMs, pcm.length / 8);
-    for (const event of this.vad.push(pcm)) this.onVad(event);
+    // on the audio's own clock (stream time), not arrival time: frames delayed by a busy event loop and then
+    // delivered together must not make a 200 ms cough look longer than it is
+    this.sustained.push(pcm, this.vadStreamMs, pcm.length / 8);
+    const events = this.vad.push(pcm);
+    // the newest window verdict, scored during this push or (batched Silero) since the last frame
+    const verdict = this.vad.lastWindow;
+    if (verdict.endMs > this.judgedUntilMs) {
+      this.judgedUntilMs = verdict.endMs;
+      this.sustained.judge(verdict.speech, verdict.endMs);
+    }
+    for (const event of events) this.onVad(event);
     if (this.bargeInArmed) this.checkBargeIn();
   }
 
@@ -301,6 +341,7 @@ export class VoiceSession {
       this.cancelIdle();
       this.speechCounts = false;
       if (this.state_ === 'speaking') {
+        this.disarmBargeIn();
         this.bargeInArmed = !this.holdTurns && this.interruptible();
         if (this.bargeInArmed) this.checkBargeIn();
         return;
@@ -311,7 +352,7 @@ export class VoiceSession {
       this.endpointer.speechStarted(atMs);
       return;
     }
-    this.bargeInArmed = false;
+    this.disarmBargeIn();
     this.amd?.speechStopped(atMs);
     this.events.emit('speech_stopped', { atMs: nowMs, endOfSpeechMs: atMs });
     this.stt?.finalize();
@@ -337,6 +378,12 @@ export class VoiceSession {
   /** A caller turn is over: the engine gets it (empty text: noise, or a cancelled reply restarts as it was). */
   private onUtterance(u: CommittedUtterance): void {
     if (this.finishing || this.closing || this.holdTurns) return;
+    const resume = this.resumable;
+    this.resumable = null;
+    if (resume && !this.turn && (u.text.trim() === '' || isBackchannel(u.text)) && this.timers.now() - u.speechEndMs <= this.settings.falseInterruptionTimeoutMs) {
+      this.resumeReply(resume, u);
+      return;
+    }
     const restart = this.pendingRestart;
     if (u.text.trim() === '') {
       if (restart) {
@@ -371,26 +418,51 @@ export class VoiceSession {
   }
 
   /**
-   * On each caller frame while armed: once the caller's voiced run (inside VAD speech) lasts
-   * `interruptionMinSpeechMs`, the agent stops. If the agent finished first, the speech is the caller's turn.
+   * On each caller frame (and each transcript) while armed. The duration rule first: the caller's sustained
+   * speech (what the VAD calls speech, sustained-speech.ts) must last `interruptionMinSpeechMs`. Then the
+   * words, when the STT streams them: only backchannel words ("uh-huh", "okay": backchannel.ts) never
+   * interrupt; any other word interrupts at once; no words yet waits for them until the speech is
+   * `interruptionMinSpeechMs + interruptionWordWaitMs` old, then interrupts. With a per-utterance STT (no interims) the duration rule alone decides. If the
+   * agent finished first, the speech is the caller's turn.
    */
   private checkBargeIn(): void {
     if (this.finishing || !this.vad.speaking) return;
-    if (this.sustained.durationMs < this.settings.interruptionMinSpeechMs) return;
-    this.bargeInArmed = false;
-    const onset = this.sustained.startMs ?? this.speechOnsetMs;
+    if (this.bargeHeldOnsetMs === undefined) {
+      if (this.sustained.durationMs < this.settings.interruptionMinSpeechMs) return;
+      const start = this.sustained.startMs;
+      this.bargeHeldOnsetMs = start === undefined ? this.speechOnsetMs : this.timers.now() - (this.vadStreamMs - start);
+    }
+    const onset = this.bargeHeldOnsetMs;
     if (this.state_ !== 'speaking') {
+      this.disarmBargeIn();
       if (!this.speechCounts && !this.closing) {
         this.speechCounts = true;
         this.endpointer.speechStarted(onset);
       }
       return;
     }
+    const words = [...this.bargeFinals, this.bargeInterim].join(' ').trim();
+    if (words !== '') {
+      if (isBackchannel(words)) return; // the caller is listening: the agent goes on
+    } else if (this.stt?.interimResults === true && !this.bargeWaitOver) {
+      // until the speech is interruptionMinSpeechMs + interruptionWordWaitMs old at most: a late frame (a busy
+      // event loop) waits less, so the clear still comes within the target
+      const waitMs = onset + this.settings.interruptionMinSpeechMs + this.settings.interruptionWordWaitMs - this.timers.now();
+      if (waitMs > 0) {
+        this.bargeWaitTimer ??= this.timers.setTimeout(() => {
+          this.bargeWaitTimer = null;
+          this.bargeWaitOver = true;
+          if (this.bargeInArmed) this.checkBargeIn();
+        }, waitMs);
+        return;
+      }
+    }
+    this.disarmBargeIn();
     const now = this.timers.now();
     const endedTurn = this.turn?.ended ?? null;
-    const heard = this.cutAgent(now);
+    const heard = this.cutAgent(now, !endedTurn);
     this.events.emit('interruption', { atMs: now, reactionMs: now - onset, heard });
-    this.logger.info({ reaction_ms: now - onset, heard }, 'barge-in: the agent stopped');
+    this.logger.info({ reaction_ms: now - onset, heard, words }, 'barge-in: the agent stopped');
     if (endedTurn) {
       void this.finish({ reason: endedTurn.reason, disposition: endedTurn.disposition });
       return;
@@ -400,11 +472,35 @@ export class VoiceSession {
     this.endpointer.speechStarted(onset);
   }
 
+  /** A transcript arrived: while armed, the words may decide the barge-in. */
+  private bargeWordsHeard(text: string, final: boolean): void {
+    if (!this.bargeInArmed) return;
+    if (final) {
+      if (text.trim() !== '') this.bargeFinals.push(text.trim());
+      this.bargeInterim = '';
+    } else {
+      this.bargeInterim = text;
+    }
+    this.checkBargeIn();
+  }
+
+  /** Forgets the armed speech (it stopped, interrupted, or a new one began). */
+  private disarmBargeIn(): void {
+    this.bargeInArmed = false;
+    this.bargeFinals = [];
+    this.bargeInterim = '';
+    this.bargeHeldOnsetMs = undefined;
+    this.bargeWaitTimer?.cancel();
+    this.bargeWaitTimer = null;
+    this.bargeWaitOver = false;
+  }
+
   /**
    * Stops the agent now: clears the carrier, aborts the turn, puts what was heard in the transcript and tells
-   * the engine. Returns the heard words of the reply that was cut.
+   * the engine. Returns the heard words of the reply that was cut. `resumable` (a barge-in): remembers the
+   * unheard rest of the reply, in case the caller's utterance proves the interruption false.
    */
-  private cutAgent(now: number): string {
+  private cutAgent(now: number, resumable = false): string {
     const turn = this.turn;
     const heard = this.playout.clear(now);
     this.flushIdleWaiters();
@@ -412,11 +508,72 @@ export class VoiceSession {
     this.setState('listening');
     if (!turn) return '';
     turn.controller.abort();
+    const rest = resumable ? this.restOf(turn, heard) : null;
     const texts = this.reportHeard(turn, heard, now);
     const last = turn.replies.at(-1);
     const lastHeard = last ? (texts.get(last) ?? '') : '';
-    if (last && last.text.trim() !== '') this.conversation.agentInterrupted(lastHeard);
+    if (turn.resumeCut !== undefined) this.conversation.agentResumed(turn.resumeCut, lastHeard, true);
+    else if (last && last.text.trim() !== '') this.conversation.agentInterrupted(lastHeard);
+    if (rest && last) {
+      const cutText = turn.resumeCut === undefined ? lastHeard : `${turn.resumeCut} ${lastHeard}`.trim();
+      this.resumable = { nodeId: last.nodeId, cutText, text: rest };
+    }
     return lastHeard;
+  }
+
+  /**
+   * What a cut turn had left to say: from the word being played at the cut to the end of its last reply, when
+   * the cut fell in that last reply and the model had finished it (a half-streamed reply is not resumed: its
+   * end was never written). Null: nothing resumable.
+   */
+  private restOf(turn: AgentTurn, heard: HeardSegment[]): string | null {
+    const last = turn.replies.at(-1);
+    if (!last || !turn.streamDone || turn.ended) return null;
+    const bySegment = new Map(heard.map((h) => [h.segment, h]));
+    for (const reply of turn.replies) {
+      for (const [i, segment] of reply.segments.entries()) {
+        const h = bySegment.get(segment) ?? { segment, heard: segment.played ? segment.text : '', whole: segment.played };
+        if (h.whole) continue;
+        if (reply !== last) return null;
+        const rest = [wordsAfter(segment.text, wordCount(h.heard)), ...reply.segments.slice(i + 1).map((s) => s.text)].join(' ').trim();
+        return rest === '' ? null : rest;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * A false interruption: the barge-in's utterance was only backchannel words or nothing (noise). The agent
+   * says the rest of the cut reply (synthesized again from the word it was cut in), as a turn of kind
+   * `resume` that can itself be interrupted; the caller's words are not a turn.
+   */
+  private resumeReply(resume: Resumable, u: CommittedUtterance): void {
+    const now = this.timers.now();
+    this.logger.info({ caller_text: u.text, resumed: resume.text }, 'false interruption: the agent resumes its reply');
+    this.events.emit('agent_resumed', { atMs: now, text: resume.text, callerText: u.text });
+    this.turnLogs.push({
+      ts: this.clock.now().toISOString(),
+      event: 'false_interruption',
+      message: u.text.trim() === '' ? 'The caller\'s interruption was noise: the agent resumed its reply' : `The caller only said "${u.text.trim()}": the agent resumed its reply`,
+      details: { caller_text: u.text, resumed_text: resume.text },
+    });
+    const turn = new AgentTurn('resume', now, null);
+    turn.resumeCut = resume.cutText;
+    turn.streamDone = true;
+    this.turn = turn;
+    this.cancelIdle();
+    this.setState('thinking');
+    const reply = this.openReply(turn, resume.nodeId);
+    reply.text = resume.text;
+    for (const piece of reply.chunker.push(resume.text)) this.speak(turn, reply, piece);
+    this.closeReply(turn);
+    void (async () => {
+      await turn.speaking;
+      if (turn.aborted || turn.failed || this.turn !== turn) return;
+      await this.waitPlayed();
+      if (turn.aborted || this.turn !== turn) return;
+      this.completeTurn(turn);
+    })();
   }
 
   /** A reply being prepared (nothing audible yet) is dropped; the caller's next words restart it. */
@@ -427,7 +584,8 @@ export class VoiceSession {
     turn.controller.abort();
     if (this.playout.busy) this.playout.clear(this.timers.now());
     this.flushIdleWaiters();
-    if (turn.replies.some((r) => r.text.trim() !== '')) this.conversation.agentInterrupted('');
+    // a resumed reply never heard leaves the engine's line as it was cut; any other reply is dropped
+    if (turn.resumeCut === undefined && turn.replies.some((r) => r.text.trim() !== '')) this.conversation.agentInterrupted('');
     if (turn.user && (turn.kind === 'send' || turn.kind === 'retry')) this.pendingRestart = turn.user;
     this.setState('listening');
   }
@@ -439,6 +597,7 @@ export class VoiceSession {
     if (this.finishing) return;
     const turn = new AgentTurn(kind, this.timers.now(), user);
     this.turn = turn;
+    this.resumable = null;
     this.cancelIdle();
     this.setState('thinking');
     try {
@@ -446,6 +605,7 @@ export class VoiceSession {
         if (turn.aborted) return;
         this.onConversationEvent(turn, event);
       }
+      turn.streamDone = !turn.aborted;
     } catch (error) {
       if (turn.aborted || isAbortError(error)) return;
       await this.turnFailed(turn, error);
@@ -577,7 +737,9 @@ export class VoiceSession {
   /** The turn's audio was all heard: transcript, then LISTENING (or the end the engine decided). */
   private completeTurn(turn: AgentTurn): void {
     this.turn = null;
-    this.reportHeard(turn, [], this.timers.now());
+    const texts = this.reportHeard(turn, [], this.timers.now());
+    const last = turn.replies.at(-1);
+    if (turn.resumeCut !== undefined && last) this.conversation.agentResumed(turn.resumeCut, texts.get(last) ?? '', false);
     if (turn.ended) {
       void this.finish({ reason: turn.ended.reason, disposition: turn.ended.disposition });
       return;

@@ -12,6 +12,19 @@ export interface VoiceSettings {
   maxCallDurationMs: number | null;
   /** Caller speech shorter than this never interrupts the agent. */
   interruptionMinSpeechMs: number;
+  /**
+   * With an STT that streams interim results: how long past interruptionMinSpeechMs of speech the barge-in
+   * waits at most for the caller's first words (so a backchannel can be told from an interruption) before
+   * interrupting anyway; counted from the speech's onset, so a late frame waits less. Small, so a real
+   * interruption still clears within interruptionMinSpeechMs + 100 ms with the platform's own delay on top.
+   */
+  interruptionWordWaitMs: number;
+  /**
+   * A barge-in whose utterance turns out to be only backchannel words or nothing (noise) resumes the agent's
+   * cut reply when the utterance is committed within this long of the caller's speech ending (LiveKit's
+   * falseInterruptionTimeout); later, it is left alone.
+   */
+  falseInterruptionTimeoutMs: number;
   endpointing: Required<EndpointingOptions>;
   /** After the time-limit goodbye starts, the call ends at the latest this much later (ms). */
   goodbyeGraceMs: number;
@@ -21,6 +34,8 @@ export const VOICE_DEFAULTS: VoiceSettings = Object.freeze({
   userIdleTimeoutMs: 10_000,
   maxCallDurationMs: null,
   interruptionMinSpeechMs: 300,
+  interruptionWordWaitMs: 50,
+  falseInterruptionTimeoutMs: 2000,
   endpointing: { ...ENDPOINTING_DEFAULTS },
   goodbyeGraceMs: 15_000,
 });

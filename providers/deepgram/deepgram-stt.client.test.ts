@@ -59,6 +59,23 @@ describe('deepgram live transcription client', () => {
     expect(conn.closeCode).toBe(1000);
   });
 
+  it('declares interim results (the barge-in waits for words), and the fake can recognize each connection\'s audio itself', async () => {
+    const recognizer = await FakeDeepgramServer.start({ transcribe: (audio) => (audio.length > 0 ? 'uh-huh' : '') });
+    try {
+      recognizer.say('from the script');
+      const stream = await new DeepgramSpeechToText({ apiKey: recognizer.key, baseUrl: recognizer.baseUrl, checkConnect }).open({ format: MULAW_8K });
+      expect(stream.interimResults).toBe(true);
+      const events = stream.events[Symbol.asyncIterator]();
+      speak(stream, MULAW_8K, 400, 40);
+      stream.finalize();
+      const seen = await collectUntil(events, (e) => e.type === 'final');
+      expect(finalText(seen)).toBe('uh-huh');
+      await stream.close();
+    } finally {
+      await recognizer.close();
+    }
+  });
+
   it('finalize() sends Finalize once per utterance; its answer (from_finalize) is speech-final', async () => {
     fake.say('yes please');
     const stream = await client().open({ format: MULAW_8K });

@@ -98,6 +98,8 @@ interface DeepgramMessage {
 
 class DeepgramSttStream implements SttStream {
   readonly events: AsyncQueue<SttEvent>;
+  /** `interim_results=true` is always asked for. */
+  readonly interimResults = true;
   private readonly url: string;
   private readonly redact: (t: string) => string;
   private ws: WebSocket | undefined;

@@ -153,6 +153,8 @@ export class OpenAiSpeechToText implements SpeechToText {
 
 class OpenAiUtteranceStream implements SttStream {
   readonly events: AsyncQueue<SttEvent>;
+  /** Text comes per utterance, after `finalize`. */
+  readonly interimResults = false;
   private chunks: Uint8Array[] = [];
   private bytes = 0;
   private finalizedSinceAudio = false;

@@ -139,6 +139,7 @@ export class ScriptedSpeechToText implements SpeechToText {
 
 export class ScriptedSttStream implements SttStream {
   readonly events = new AsyncQueue<SttEvent>();
+  readonly interimResults: boolean;
   pushedBytes = 0;
   finalizeCalls = 0;
   closed = false;
@@ -152,6 +153,7 @@ export class ScriptedSttStream implements SttStream {
     readonly options: SttStreamOptions,
   ) {
     this.sleep = opts.sleep ?? realSleep;
+    this.interimResults = (opts.interimEveryMs ?? 200) > 0;
     options.signal?.addEventListener('abort', () => void this.close(), { once: true });
   }
 

@@ -29,6 +29,12 @@ export interface FakeDeepgramOptions {
   apiKey?: string;
   /** Transcript when the script runs out. */
   defaultText?: string;
+  /**
+   * Recognizes an utterance from its first chunk of speech audio (in the stream's format), in place of the
+   * script: a benchmark's closed set of recordings, each with its own words ('' for noise). Per connection, so
+   * concurrent calls each get their own words.
+   */
+  transcribe?: (firstSpeech: Uint8Array, format: AudioFormat) => string;
   /** Mean |sample| above which audio is speech. Default 500. */
   energyThreshold?: number;
   /** An interim per this much speech (ms). Default 200. */
@@ -211,7 +217,8 @@ export class FakeDeepgramServer {
           silenceMs = 0;
           sinceFinalMs = undefined;
           if (!speech) {
-            speech = { text: this.script.shift() ?? this.opts.defaultText ?? 'hello from the fake caller', start: startOfChunk, voicedMs: 0, interims: 0 };
+            const text = this.opts.transcribe ? this.opts.transcribe(audio, format) : (this.script.shift() ?? this.opts.defaultText ?? 'hello from the fake caller');
+            speech = { text, start: startOfChunk, voicedMs: 0, interims: 0 };
             if (query.vad_events === 'true') send({ type: 'SpeechStarted', channel: [0], timestamp: startOfChunk });
           }
           speech.voicedMs += ms;
