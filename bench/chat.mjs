@@ -7,12 +7,11 @@
 // the same streamed requests sent straight to the fake model at the same concurrency; its round trip minus the
 // model's own time is what one bare HTTP streaming call costs.
 // Threads: the service alone on the main thread; the fake model and the load generator each on a worker thread.
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import os from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
-import { dist, freshDir, must, percentile, report, startService } from './lib.mjs';
+import { dist, freshDir, mainThreadCpuMs, must, percentile, report, startService } from './lib.mjs';
 
 const CHATS = Number(process.env.BENCH_CHAT_CHATS ?? 50);
 const TURNS = Number(process.env.BENCH_CHAT_TURNS ?? 20);
@@ -119,20 +118,6 @@ async function load({ url, token, workflowId, modelUrl }) {
 
 // ---------------------------------------------------------------------------------------------------------
 
-/**
- * CPU time (user + system, ms) of this process's main thread alone (the service; the workers are other threads),
- * from /proc (Linux, 10 ms ticks); null elsewhere. Unlike event-loop utilization it does not count the time the
- * thread was runnable but waiting for a core, so it holds up on a loaded machine.
- */
-function mainThreadCpuMs() {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return null;
-  }
-}
 
 function startWorker(role, data = {}) {
   return new Worker(fileURLToPath(import.meta.url), { workerData: { role, ...data } });

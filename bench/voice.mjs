@@ -26,7 +26,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { dist, freshDir, percentile, report } from './lib.mjs';
+import { dist, freshDir, mainThreadCpuMs, percentile, report } from './lib.mjs';
 
 const CALLS = (process.env.BENCH_VOICE_CALLS ?? '1,50').split(',').map(Number);
 const TURNS = Number(process.env.BENCH_VOICE_TURNS ?? 3);
@@ -370,19 +370,6 @@ async function main() {
   process.exit(0);
 }
 
-/**
- * CPU time (user + system, ms) of this process's main thread alone (the service; the worker is another thread),
- * from /proc (Linux, 10 ms ticks); null elsewhere. Time spent waiting for a core is not counted.
- */
-function mainThreadCpuMs() {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return null;
-  }
-}
 
 const round = (x) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
 

@@ -435,6 +435,19 @@ function headerRecord(init: PolicyFetchInit['headers']): Record<string, string> 
   return out;
 }
 
+/** The refusal of a 3xx answer (redirects are never followed): names where it pointed, resolved against `base`. */
+function redirectRefused(label: string, status: number, raw: string | undefined, base: URL, field: string | undefined): NetworkPolicyError {
+  let location = raw ?? '(no Location)';
+  if (raw) {
+    try {
+      location = new URL(raw, base).href;
+    } catch {
+      // keep the raw header
+    }
+  }
+  return new NetworkPolicyError('redirect_refused', `${label} answered a redirect (${status}) to ${location}; redirects are not followed`, field ?? 'url', { status, location });
+}
+
 /**
  * `assertConnectable`, then the request over node's http(s), connected to the checked address. Resolves with
  * the response for any status but 3xx (the caller judges 4xx/5xx); a 3xx rejects with
@@ -480,16 +493,7 @@ export async function policyFetch(url: string | URL, init: PolicyFetchInit = {},
   const status = res.statusCode ?? 0;
   if (status >= 300 && status < 400) {
     res.resume();
-    const raw = res.headers.location;
-    let location = raw ?? '(no Location)';
-    if (raw) {
-      try {
-        location = new URL(raw, u).href;
-      } catch {
-        // keep the raw header
-      }
-    }
-    throw new NetworkPolicyError('redirect_refused', `${label} answered a redirect (${status}) to ${location}; redirects are not followed`, opts.field ?? 'url', { status, location });
+    throw redirectRefused(label, status, res.headers.location, u, opts.field);
   }
   const responseHeaders = new Headers();
   for (const [k, v] of Object.entries(res.headers)) {
@@ -666,17 +670,8 @@ export class PinnedPoster {
         const code = res.statusCode ?? 0;
         status = code;
         if (code >= 300 && code < 400) {
-          const raw = res.headers.location;
-          let location = raw ?? '(no Location)';
-          if (raw) {
-            try {
-              location = new URL(raw, u).href;
-            } catch {
-              // keep the raw header
-            }
-          }
           res.resume();
-          settle(() => reject(new NetworkPolicyError('redirect_refused', `${label} answered a redirect (${code}) to ${location}; redirects are not followed`, this.policy.field ?? 'url', { status: code, location })));
+          settle(() => reject(redirectRefused(label, code, res.headers.location, u, this.policy.field)));
           return;
         }
         // the status decides; the body is drained (within the timeout) so the connection goes back to the pool
