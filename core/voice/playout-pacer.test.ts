@@ -193,4 +193,70 @@ describe('PlayoutPacer', () => {
     expect(again.sentMs).toBe(320); // 301 ms of audio: 15 whole frames + the padded last one
     expect(again.played).toBe(true);
   });
+  it('with sendFrames, the frames one pump sends of a segment go out as one piece: the 200 ms burst, a late tick, never across a mark', async () => {
+    // hand-fired timers: a tick runs when the test says, at the time it sets
+    let now = 1000;
+    let due: (() => void) | null = null;
+    const timers: Timers = {
+      now: () => now,
+      setTimeout(fn: () => void) {
+        due = fn;
+        return { cancel: () => (due = null) };
+      },
+    };
+    const tick = (ms: number): void => {
+      now += ms;
+      const fn = due;
+      due = null;
+      fn?.();
+    };
+    const pacer = new PlayoutPacer(timers);
+    const log: Array<{ audio: Uint8Array; playAtMs: number; atMs: number } | string> = [];
+    const playout = pacer.open({
+      sendFrame: () => {
+        throw new Error('sendFrames is given: sendFrame is not used');
+      },
+      sendFrames: (audio, playAtMs) => log.push({ audio: audio.slice(), playAtMs, atMs: now }),
+      sendMark: (mark) => log.push(mark),
+      clear: () => undefined,
+    });
+    const a = playout.begin({ text: 'First.', nodeId: 'n' });
+    const audioA = speechAudio(MULAW_8K, 400);
+    playout.write(a, audioA);
+    playout.end(a);
+    const b = playout.begin({ text: 'Second.', nodeId: 'n' });
+    const audioB = speechAudio(MULAW_8K, 330, 300); // 16.5 frames: the last one padded
+    for (let at = 0; at < audioB.length; at += 250) playout.write(b, audioB.subarray(at, at + 250)); // frames straddle writes
+    playout.end(b);
+    const pieces = () => log.filter((e): e is { audio: Uint8Array; playAtMs: number; atMs: number } => typeof e !== 'string');
+    // the first 200 ms at once, in one piece
+    expect(pieces().map((p) => [p.audio.length, p.playAtMs])).toEqual([[1600, 1000]]);
+    tick(20); // on time: one frame is due
+    expect(pieces().at(-1)).toMatchObject({ playAtMs: 1200, atMs: 1020 });
+    expect(pieces().at(-1)!.audio.length).toBe(160);
+    tick(60); // late: the three frames due by now, as one piece
+    expect(pieces().at(-1)).toMatchObject({ playAtMs: 1220, atMs: 1080 });
+    expect(pieces().at(-1)!.audio.length).toBe(480);
+    // a's last 100 ms and b's first frames fall due together: a's piece, a's mark, then b's piece
+    tick(200);
+    const marks = log.filter((e) => typeof e === 'string');
+    expect(marks).toEqual([a.mark]);
+    const markAt = log.indexOf(a.mark);
+    const before = log.slice(0, markAt).filter((e) => typeof e !== 'string') as Array<{ audio: Uint8Array }>;
+    expect(Buffer.concat(before.map((p) => p.audio))).toEqual(Buffer.from(audioA));
+    expect(log.slice(markAt + 1).every((e) => typeof e !== 'string')).toBe(true);
+    expect(log.length - markAt - 1).toBe(1); // b's first frames: one piece
+    for (let i = 0; i < 40 && due; i++) tick(20);
+    expect(log.at(-1)).toBe(b.mark);
+    const all = pieces();
+    // back to back on the playback clock, whole frames, every byte of both segments (b's last frame padded)
+    for (let i = 1; i < all.length; i++) expect(all[i].playAtMs).toBe(all[i - 1].playAtMs + all[i - 1].audio.length / 8);
+    expect(all.every((p) => p.audio.length % 160 === 0)).toBe(true);
+    const sentB = Buffer.concat(all.map((p) => p.audio)).subarray(audioA.length);
+    expect(sentB.length).toBe(17 * 160);
+    expect(sentB.subarray(0, audioB.length)).toEqual(Buffer.from(audioB));
+    expect(all.length).toBeLessThan((audioA.length + sentB.length) / 160);
+    expect(a.sentMs).toBe(400);
+    expect(b.sentMs).toBe(340);
+  });
 });
