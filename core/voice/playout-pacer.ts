@@ -45,13 +45,6 @@ export interface PacerOptions {
 export interface PlayoutSink {
   /** One 20 ms frame in the session format; `playAtMs` is when the playback clock says it starts playing. */
   sendFrame(frame: Uint8Array, playAtMs: number): void;
-  /**
-   * When given, used instead of `sendFrame`: the frames of one segment that one pump sends (a tick's top-up, or
-   * the first 200 ms of a reply) in ONE call, as a whole number of 20 ms frames that play back to back from
-   * `playAtMs`, so a carrier that takes any length per media message gets one message, not one per frame.
-   * `audio` may be a view into the playout's buffers: read it during the call, do not keep it.
-   */
-  sendFrames?(audio: Uint8Array, playAtMs: number): void;
   sendMark(name: string): void;
   /** Drops what the carrier buffered (the channel's clear). */
   clear(atMs: number): void;
@@ -160,9 +153,6 @@ export class Playout {
   /** Audio received and not yet framed, per segment, in order. */
   private readonly raw = new Map<Segment, RawPiece[]>();
   private playEndMs = -Infinity;
-  /** The frames one pump sends of the current segment (with `sendFrames`), and when the first plays. */
-  private readonly batch: Uint8Array[] = [];
-  private batchAtMs = 0;
   private seq = 0;
   private closedForGood = false;
   private readonly playedListeners: Array<(segment: Segment) => void> = [];
@@ -291,17 +281,12 @@ export class Playout {
   /** @internal the pacer's tick: send frames until `aheadMs` is buffered, marks as segments complete. */
   pump(now: number): void {
     const segments = this.segments; // a listener or the sink may clear (a new array): stop then
-    const batching = this.sink.sendFrames !== undefined;
     while (this.sendFrom < segments.length) {
       const segment = segments[this.sendFrom]!;
       const queue = this.queues.get(segment)!;
-      let full = false;
       while (queue.length > 0 || this.refill(segment, queue)) {
         const startAt = Math.max(this.playEndMs, now);
-        if (startAt + FRAME_MS - now > this.pacer.aheadMs) {
-          full = true;
-          break;
-        }
+        if (startAt + FRAME_MS - now > this.pacer.aheadMs) return;
         const frame = queue.shift()!;
         if (segment.startPlayMs === undefined) {
           segment.startPlayMs = startAt;
@@ -310,20 +295,10 @@ export class Playout {
         }
         this.playEndMs = startAt + FRAME_MS;
         segment.sentMs += FRAME_MS;
-        if (batching) {
-          if (this.batch.length === 0) this.batchAtMs = startAt;
-          this.batch.push(frame);
-        } else {
-          this.sink.sendFrame(frame, startAt);
-          if (this.segments !== segments) return;
-        }
-      }
-      if (this.batch.length > 0) {
-        this.sink.sendFrames!(joinFrames(this.batch), this.batchAtMs);
-        this.batch.length = 0;
+        this.sink.sendFrame(frame, startAt);
         if (this.segments !== segments) return;
       }
-      if (full || !segment.closed) return; // more audio of this segment is coming: later segments wait
+      if (!segment.closed) return; // more audio of this segment is coming: later segments wait
       segment.marked = true;
       this.queues.delete(segment);
       this.raw.delete(segment);
@@ -393,31 +368,6 @@ export class Playout {
     for (const l of this.playedListeners) l(segment);
     if (!this.busy) for (const l of this.idleListeners) l();
   }
-}
-
-/**
- * Frames that play back to back as one buffer: a view when they lie back to back in one buffer (frames cut
- * from one converted slice do), else a copy.
- */
-function joinFrames(frames: Uint8Array[]): Uint8Array {
-  const first = frames[0]!;
-  if (frames.length === 1) return first;
-  let total = first.length;
-  let adjacent = true;
-  for (let i = 1; i < frames.length; i++) {
-    const f = frames[i]!;
-    const prev = frames[i - 1]!;
-    if (f.buffer !== first.buffer || f.byteOffset !== prev.byteOffset + prev.length) adjacent = false;
-    total += f.length;
-  }
-  if (adjacent) return new Uint8Array(first.buffer, first.byteOffset, total);
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const f of frames) {
-    out.set(f, at);
-    at += f.length;
-  }
-  return out;
 }
 
 function heardOf(segment: Segment, now: number): HeardSegment {
