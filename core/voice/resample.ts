@@ -111,16 +111,30 @@ const toSample = (acc: number): number => {
  * Integer decimation by M (L = 1: 16k→8k, 24k→8k): only the kept outputs are computed, K taps each; the
  * prototype is linear-phase (symmetric), so each pair of samples equally far from the centre shares one
  * multiply. Output n reads w[top0 + n·M − K + 1 .. top0 + n·M] (top0: the index of its newest input sample).
+ * The pairs are summed into four running sums, added at the end: one sum made every add wait for the one
+ * before it (~15 % slower for 24k→8k's 44 pairs); the order of the additions is fixed, so the output does not
+ * depend on how the stream is chunked.
  */
 function decimate(taps: Float64Array, K: number, M: number, w: Float64Array, top0: number, count: number, out: Int16Array): void {
   const half = K >> 1;
   const odd = K & 1;
+  const quads = half & ~3;
   let top = top0;
   for (let n = 0; n < count; n++) {
     const lo = top - K + 1;
-    let acc = odd ? taps[half]! * w[top - half]! : 0;
-    for (let i = 0; i < half; i++) acc += taps[i]! * (w[top - i]! + w[lo + i]!);
-    out[n] = toSample(acc);
+    let a0 = odd ? taps[half]! * w[top - half]! : 0;
+    let a1 = 0;
+    let a2 = 0;
+    let a3 = 0;
+    let i = 0;
+    for (; i < quads; i += 4) {
+      a0 += taps[i]! * (w[top - i]! + w[lo + i]!);
+      a1 += taps[i + 1]! * (w[top - i - 1]! + w[lo + i + 1]!);
+      a2 += taps[i + 2]! * (w[top - i - 2]! + w[lo + i + 2]!);
+      a3 += taps[i + 3]! * (w[top - i - 3]! + w[lo + i + 3]!);
+    }
+    for (; i < half; i++) a0 += taps[i]! * (w[top - i]! + w[lo + i]!);
+    out[n] = toSample(a0 + a1 + (a2 + a3));
     top += M;
   }
 }
