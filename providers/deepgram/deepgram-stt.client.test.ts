@@ -109,10 +109,12 @@ describe('deepgram live transcription client', () => {
 
   it('reconnects after an unexpected close, buffering the audio pushed meanwhile and sending it first', async () => {
     fake.say('after the drop');
-    const stream = await client({ reconnectDelayMs: 50 }).open({ format: MULAW_8K });
+    const stream = await client({ reconnectDelayMs: 400 }).open({ format: MULAW_8K });
     const events = stream.events[Symbol.asyncIterator]();
     fake.dropAll('terminate');
-    await sleep(5);
+    // well after the client saw the drop (a loaded machine may take more than a few ms to deliver the close)
+    // and well before it reconnects
+    await sleep(100);
     speak(stream, MULAW_8K, 400, 40); // pushed while the connection is down
     stream.finalize();
     const seen = await collectUntil(events, (e) => e.type === 'final' && e.speechFinal);
