@@ -13,9 +13,10 @@
  *   noise never counts) while the agent speaks at a node that allows it clears the carrier at once, aborts the
  *   turn and tells the engine only the words heard (`agentInterrupted`). With an STT that streams interims,
  *   backchannel words ("uh-huh") never interrupt and the first words are awaited until the speech is
- *   `interruptionMinSpeechMs + interruptionWordWaitMs` old at most. A barge-in whose utterance proves to be only a backchannel or noise is a false
- *   interruption: the rest of the cut reply is said (`agentResumed`). Speech while THINKING cancels the reply; the next commit restarts it with the new
- *   words (the transcript merges both). DTMF is user text `[DTMF 5]`.
+ *   `interruptionMinSpeechMs + interruptionWordWaitMs` old at most. A barge-in whose utterance proves to be
+ *   only a backchannel or noise is a false interruption: the rest of the cut reply is said (`agentResumed`).
+ *   Speech while THINKING cancels the reply; the next commit restarts it with the new words (the transcript
+ *   merges both). DTMF is user text `[DTMF 5]`.
  * - Endings: idle (check-in, then goodbye → `user_idle`), the time limit (goodbye → `max_duration`, cut
  *   short after `goodbyeGraceMs`), caller hang-up, an endCall node (hung up only once its last words were
  *   heard: the final mark played), a provider failing for good (`failed`). Each one hands the record and the
@@ -329,11 +330,16 @@ export class VoiceSession {
     if (this.bargeInArmed) this.checkBargeIn();
   }
 
+  /** The clock time of a caller-stream instant (VAD stream time): when the audio up to it had arrived. */
+  private clockAt(streamMs: number): number {
+    return this.vadClockMs - (this.vadStreamMs - streamMs);
+  }
+
   /** A VAD event, during `push` or later (batched scoring): `event.atMs` is stream time, mapped to the clock. */
   private onVad(event: VadEvent): void {
     if (this.finishing) return;
     const nowMs = this.timers.now();
-    const atMs = this.vadClockMs - (this.vadStreamMs - event.atMs);
+    const atMs = this.clockAt(event.atMs);
     if (event.type === 'speech_start') {
       this.amd?.speechStarted(atMs);
       this.speechOnsetMs = atMs;
@@ -422,15 +428,15 @@ export class VoiceSession {
    * speech (what the VAD calls speech, sustained-speech.ts) must last `interruptionMinSpeechMs`. Then the
    * words, when the STT streams them: only backchannel words ("uh-huh", "okay": backchannel.ts) never
    * interrupt; any other word interrupts at once; no words yet waits for them until the speech is
-   * `interruptionMinSpeechMs + interruptionWordWaitMs` old, then interrupts. With a per-utterance STT (no interims) the duration rule alone decides. If the
-   * agent finished first, the speech is the caller's turn.
+   * `interruptionMinSpeechMs + interruptionWordWaitMs` old, then interrupts. With a per-utterance STT (no
+   * interims) the duration rule alone decides. If the agent finished first, the speech is the caller's turn.
    */
   private checkBargeIn(): void {
     if (this.finishing || !this.vad.speaking) return;
     if (this.bargeHeldOnsetMs === undefined) {
       if (this.sustained.durationMs < this.settings.interruptionMinSpeechMs) return;
       const start = this.sustained.startMs;
-      this.bargeHeldOnsetMs = start === undefined ? this.speechOnsetMs : this.timers.now() - (this.vadStreamMs - start);
+      this.bargeHeldOnsetMs = start === undefined ? this.speechOnsetMs : this.clockAt(start);
     }
     const onset = this.bargeHeldOnsetMs;
     if (this.state_ !== 'speaking') {
