@@ -51,4 +51,19 @@ describe('local object store sweep of incomplete writes (core/ports/object-store
     expect((await store.stat('r/a.0123456789ab.tmp'))?.size).toBe(37);
     expect((await store.stat('r/b.meta.json'))?.size).toBe(15);
   });
+
+  it('finds leftovers in wide and deep directories: the walk reads every batch of every directory', async () => {
+    const store = new LocalObjectStore(join(root, 'files'), 'http://localhost', signer, clock);
+    // 150 runs of one organization (wider than a directory handle's batch of 32), one deeper still
+    for (let i = 0; i < 150; i++) {
+      await store.put(`org/runs/${i}/call.wav`, 'kept');
+      await store.put(`org/runs/${i}/call.wav.part`, 'left by a crash');
+    }
+    await store.put('org/runs/deep/a/b/c/d/e/call.wav.part', 'left by a crash');
+    const future = new Date(Date.now() + 60_000);
+    expect(await store.sweepIncomplete(future)).toBe(151);
+    expect(await store.sweepIncomplete(future)).toBe(0);
+    expect(existsSync(join(root, 'files', 'objects', 'org', 'runs', '149', 'call.wav.part'))).toBe(false);
+    expect((await store.stat('org/runs/149/call.wav'))?.size).toBe(4);
+  });
 });

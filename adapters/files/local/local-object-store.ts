@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, opendir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
@@ -13,6 +13,21 @@ import { isValidObjectKey, type ByteRange, type ObjectBody, type ObjectStore, ty
 const TMP_SUFFIX = '.tmp';
 const TMP_FILE = /\.[0-9a-f]{12}\.tmp$/;
 const META_SUFFIX = '.meta.json';
+
+/**
+ * The files under `dir`, depth first, read one directory handle at a time (`opendir` hands out entries in small
+ * batches): a store with millions of objects is walked without holding its whole listing. A directory that
+ * vanishes meanwhile (another process's sweep, a delete) is skipped.
+ */
+async function* walkFiles(dir: string): AsyncGenerator<string> {
+  const handle = await opendir(dir).catch(() => null);
+  if (!handle) return;
+  for await (const entry of handle) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* walkFiles(path);
+    else if (entry.isFile()) yield path;
+  }
+}
 
 /** Stored objects are readable by the service's own user only. */
 const FILE_MODE = 0o600;
@@ -117,24 +132,22 @@ export class LocalObjectStore implements ObjectStore {
    */
   async sweepIncomplete(before: Date): Promise<number> {
     const cutoff = before.getTime();
-    const entries = await readdir(join(this.root, 'objects'), { recursive: true, withFileTypes: true }).catch(() => []);
     const stale = async (file: string) => {
       const s = await stat(file).catch(() => null);
       return s !== null && s.mtimeMs < cutoff;
     };
     const exists = (file: string) => stat(file).then(() => true, () => false);
     let removed = 0;
-    for (const entry of entries) {
-      if (!entry.isFile()) continue;
-      const file = join(entry.parentPath, entry.name);
-      if (TMP_FILE.test(entry.name)) {
+    for await (const file of walkFiles(join(this.root, 'objects'))) {
+      const name = file.slice(file.lastIndexOf('/') + 1);
+      if (TMP_FILE.test(name)) {
         if ((await exists(file + META_SUFFIX)) || !(await stale(file))) continue;
         await rm(file, { force: true });
-      } else if (entry.name.endsWith('.part')) {
+      } else if (name.endsWith('.part')) {
         if (!(await stale(file))) continue;
         await rm(file, { force: true });
         await rm(file + META_SUFFIX, { force: true });
-      } else if (entry.name.endsWith(META_SUFFIX)) {
+      } else if (name.endsWith(META_SUFFIX)) {
         // (an object whose own key ends in .meta.json has a .meta.json of its own)
         if ((await exists(file.slice(0, -META_SUFFIX.length))) || (await exists(file + META_SUFFIX)) || !(await stale(file))) continue;
         await rm(file, { force: true });
