@@ -125,6 +125,61 @@ describe('deepgram live transcription client', () => {
     await stream.close();
   });
 
+  const until = async (what: string, ok: () => boolean, ms = 3000) => {
+    const deadline = Date.now() + ms;
+    while (!ok()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await sleep(10);
+    }
+  };
+
+  it('sends again the audio the lost connection took but never finalized, and the Finalize it never answered', async () => {
+    // this server answers a Finalize 300 ms late: it dies before it does
+    const slow = await FakeDeepgramServer.start({ finalDelayMs: 300 });
+    const stream = await new DeepgramSpeechToText({ apiKey: slow.key, baseUrl: slow.baseUrl, checkConnect, reconnectDelayMs: 100 }).open({ format: MULAW_8K });
+    try {
+      // each connection's fake hears the utterance afresh (its script is per utterance): the second one, from the audio sent again
+      slow.say('spoken into a dying connection');
+      slow.say('spoken into a dying connection');
+      const events = stream.events[Symbol.asyncIterator]();
+      speak(stream, MULAW_8K, 400, 40); // heard by the first connection, no final yet (40 ms of silence < endpointing)
+      stream.finalize();
+      await until('the first connection to take it all', () => slow.connections[0]!.audioBytes === 8 * 440 && slow.connections[0]!.controls.includes('Finalize'));
+      slow.dropAll('terminate');
+      const seen = await collectUntil(events, (e) => e.type === 'final' && e.speechFinal);
+      expect(finalText(seen)).toBe('spoken into a dying connection'); // once: the dead connection's final never came
+      expect(slow.connections).toHaveLength(2);
+      expect(slow.connections[1]!.audioBytes).toBe(8 * 440);
+      expect(slow.connections[1]!.controls).toEqual(['Finalize']);
+    } finally {
+      await stream.close();
+      await slow.close();
+    }
+  });
+
+  it('does not send again what a final result covered: only the audio after its end', async () => {
+    fake.say('finalized before the drop');
+    const stream = await client({ reconnectDelayMs: 100, keepAliveMs: 100 }).open({ format: MULAW_8K });
+    try {
+    const events = stream.events[Symbol.asyncIterator]();
+    // 800 ms of speech, then 400 ms of silence: the fake's endpointing (300 ms) finalizes at 1,100 ms of audio
+    speak(stream, MULAW_8K, 800, 400);
+    const seen = await collectUntil(events, (e) => e.type === 'final' && e.speechFinal);
+    expect(finalText(seen)).toBe('finalized before the drop');
+    for (const f of frames(silenceAudio(MULAW_8K, 200), MULAW_8K)) stream.push(f);
+    await until('the first connection to have it all', () => fake.connections[0]!.audioBytes === 8 * 1400);
+    fake.dropAll('terminate');
+    await until('the second connection', () => fake.connections.length === 2 && fake.connections[1]!.audioBytes > 0);
+    await sleep(50);
+    // the 100 ms of silence after the final's end and the 200 ms pushed after it; not the finalized speech
+    expect(fake.connections[1]!.audioBytes).toBe(8 * 300);
+    } finally {
+      await stream.close();
+    }
+    // nothing of the finalized speech was heard again: no second final with its words
+    expect(fake.connections[1]!.sent.filter((m) => m.type === 'Results' && m.is_final && (m.channel as { alternatives: Array<{ transcript: string }> }).alternatives[0]!.transcript !== '')).toHaveLength(0);
+  });
+
   it('gives up after the bounded reconnect attempts: the events throw ProviderApiError(deepgram)', async () => {
     const stream = await client({ reconnectDelayMs: 5, maxReconnects: 2 }).open({ format: MULAW_8K });
     fake.refuseNext(2, 503);

@@ -11,7 +11,12 @@
  * - The URL passes the host's network policy (`checkConnect`) right before every connect and the socket is
  *   pinned to the checked address; a redirect is refused, never followed.
  * - An unexpected close (not 1008, the provider's verdict on our data) reconnects up to `maxReconnects` times
- *   with backoff; audio pushed meanwhile is buffered (the last `maxBufferedMs`) and sent first.
+ *   with backoff; audio pushed meanwhile is buffered (the last `maxBufferedMs`) and sent first. So is the audio
+ *   the lost connection took but had not finalized: every `Results` with `is_final` says up to where (its
+ *   `start + duration`, in seconds of that connection's audio) the server is done, and what was sent after that
+ *   point is kept (the last `maxBufferedMs` of it) and sent again, so words spoken into a socket that was
+ *   already dead before the client saw it close are not lost and none is transcribed twice as final. A
+ *   Finalize the lost connection never answered is sent again after that audio.
  * - Errors are `ProviderApiError('deepgram', message)`; the api key never appears in one.
  */
 import type { LookupFunction } from 'node:net';
@@ -89,6 +94,9 @@ interface DeepgramMessage {
   type?: string;
   is_final?: boolean;
   speech_final?: boolean;
+  /** Seconds of this connection's audio before the result's span, and the span's length. */
+  start?: number;
+  duration?: number;
   from_finalize?: boolean;
   channel?: { alternatives?: Array<{ transcript?: string }> };
   description?: string;
@@ -106,7 +114,15 @@ class DeepgramSttStream implements SttStream {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private readonly maxPendingBytes: number;
+  private readonly bytesPerSecond: number;
+  /** Audio sent on the current connection after its last final result's end: what a lost connection may not have heard. */
+  private unconfirmed: Buffer[] = [];
+  private unconfirmedBytes = 0;
+  /** The current connection's byte offset of `unconfirmed[0]` (the audio before it is covered by a final). */
+  private unconfirmedFrom = 0;
   private finalizePending = false;
+  /** A Finalize was sent on the current connection and its answer (`from_finalize`) has not come. */
+  private finalizeUnanswered = false;
   private finalizedSinceAudio = false;
   private lastSentAt = Date.now();
   private keepAliveTimer: ReturnType<typeof setInterval> | undefined;
@@ -125,8 +141,8 @@ class DeepgramSttStream implements SttStream {
       endpointingMs: opts.endpointingMs ?? 300,
       utteranceEndMs: opts.utteranceEndMs ?? 1000,
     });
-    const bytesPerMs = (options.format.sampleRate / 1000) * (options.format.encoding === 'l16' ? 2 : 1);
-    this.maxPendingBytes = Math.ceil((opts.maxBufferedMs ?? 5000) * bytesPerMs);
+    this.bytesPerSecond = options.format.sampleRate * (options.format.encoding === 'l16' ? 2 : 1);
+    this.maxPendingBytes = Math.ceil(((opts.maxBufferedMs ?? 5000) * this.bytesPerSecond) / 1000);
     this.events = new AsyncQueue<SttEvent>(() => void this.close());
   }
 
@@ -143,22 +159,46 @@ class DeepgramSttStream implements SttStream {
   push(audio: Uint8Array): void {
     if (this.closing || audio.byteLength === 0) return;
     this.finalizedSinceAudio = false;
+    // a copy: the caller may reuse its buffer, and this one may have to be sent again
+    const copy = Buffer.from(audio);
     if (this.ws?.readyState === WebSocket.OPEN && !this.reconnecting) {
-      this.ws.send(audio);
+      this.ws.send(copy);
       this.lastSentAt = Date.now();
+      this.unconfirmed.push(copy);
+      this.unconfirmedBytes += copy.length;
+      while (this.unconfirmedBytes > this.maxPendingBytes && this.unconfirmed.length > 1) {
+        const dropped = this.unconfirmed.shift()!.length;
+        this.unconfirmedBytes -= dropped;
+        this.unconfirmedFrom += dropped;
+      }
       return;
     }
-    const copy = Buffer.from(audio);
     this.pending.push(copy);
     this.pendingBytes += copy.length;
     while (this.pendingBytes > this.maxPendingBytes && this.pending.length > 1) this.pendingBytes -= this.pending.shift()!.length;
   }
 
+  /** A final result covers the current connection's audio up to `endSeconds`: that audio need never be sent again. */
+  private confirm(endSeconds: number): void {
+    let drop = Math.floor(endSeconds * this.bytesPerSecond) - this.unconfirmedFrom;
+    while (drop > 0 && this.unconfirmed.length > 0) {
+      const head = this.unconfirmed[0]!;
+      const n = Math.min(drop, head.length);
+      if (n === head.length) this.unconfirmed.shift();
+      else this.unconfirmed[0] = head.subarray(n);
+      this.unconfirmedBytes -= n;
+      this.unconfirmedFrom += n;
+      drop -= n;
+    }
+  }
+
   finalize(): void {
     if (this.closing || this.finalizedSinceAudio) return;
     this.finalizedSinceAudio = true;
-    if (this.ws?.readyState === WebSocket.OPEN && !this.reconnecting) this.sendJson({ type: 'Finalize' });
-    else this.finalizePending = true;
+    if (this.ws?.readyState === WebSocket.OPEN && !this.reconnecting) {
+      this.sendJson({ type: 'Finalize' });
+      this.finalizeUnanswered = true;
+    } else this.finalizePending = true;
   }
 
   close(): Promise<void> {
@@ -166,6 +206,7 @@ class DeepgramSttStream implements SttStream {
     this.closing = (async () => {
       clearInterval(this.keepAliveTimer);
       this.pending = [];
+      this.unconfirmed = [];
       const ws = this.ws;
       if (ws && ws.readyState === WebSocket.OPEN) {
         // CloseStream: the server sends its last results and Metadata, then closes.
@@ -257,6 +298,8 @@ class DeepgramSttStream implements SttStream {
       case 'Results': {
         const transcript = m.channel?.alternatives?.[0]?.transcript ?? '';
         if (m.is_final) {
+          if (typeof m.start === 'number' && typeof m.duration === 'number') this.confirm(m.start + m.duration);
+          if (m.from_finalize === true) this.finalizeUnanswered = false;
           const speechFinal = m.speech_final === true || m.from_finalize === true;
           if (transcript !== '' || speechFinal) this.events.push({ type: 'final', text: transcript, speechFinal });
         } else if (transcript !== '') this.events.push({ type: 'interim', text: transcript });
@@ -289,6 +332,17 @@ class DeepgramSttStream implements SttStream {
 
   private async reconnect(why: string): Promise<void> {
     this.reconnecting = true;
+    // what the lost connection took without finalizing goes first, then what was pushed since (newest kept)
+    this.pending = [...this.unconfirmed, ...this.pending];
+    this.pendingBytes += this.unconfirmedBytes;
+    while (this.pendingBytes > this.maxPendingBytes && this.pending.length > 1) this.pendingBytes -= this.pending.shift()!.length;
+    this.unconfirmed = [];
+    this.unconfirmedBytes = 0;
+    this.unconfirmedFrom = 0;
+    if (this.finalizeUnanswered) {
+      this.finalizeUnanswered = false;
+      this.finalizePending = true;
+    }
     const attempts = this.opts.maxReconnects ?? 3;
     let last = why;
     for (let n = 0; n < attempts; n++) {
@@ -305,11 +359,16 @@ class DeepgramSttStream implements SttStream {
         const pending = this.pending;
         this.pending = [];
         this.pendingBytes = 0;
-        for (const chunk of pending) ws.send(chunk);
+        for (const chunk of pending) {
+          ws.send(chunk);
+          this.unconfirmed.push(chunk);
+          this.unconfirmedBytes += chunk.length;
+        }
         this.lastSentAt = Date.now();
         if (this.finalizePending) {
           this.finalizePending = false;
           this.sendJson({ type: 'Finalize' });
+          this.finalizeUnanswered = true;
         }
         return;
       } catch (err) {
@@ -324,6 +383,7 @@ class DeepgramSttStream implements SttStream {
     clearInterval(this.keepAliveTimer);
     this.closing = Promise.resolve();
     this.pending = [];
+    this.unconfirmed = [];
     this.ws?.terminate();
     this.events.fail(err);
   }
