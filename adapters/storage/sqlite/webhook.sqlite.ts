@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { WebhookEventType } from '../../../core/ports/event-publisher.port.js';
 import type { PendingFact } from '../../../core/ports/event-publisher.port.js';
 import type {
-  NewWebhookDelivery, NewWebhookEndpoint, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
+  NewWebhookDelivery, NewWebhookEndpoint, PendingMarker, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
 } from '../../../core/ports/webhook.repository.port.js';
 import type { WebhookDelivery, WebhookDeliveryEvent, WebhookDeliveryStatus, WebhookEndpoint } from '../../../core/webhooks/webhook.js';
 import { fromMs, fromMsOrNull, toMs, toMsOrNull, type SqliteDatabase } from './database.js';
@@ -122,7 +122,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
     // built once: better-sqlite3's db.transaction() makes a new wrapper per call, ~0.02 ms each, and an outbox insert
     // and a record are one transaction each per event (docs/benchmarks.md section 8)
     this.tx = {
-      enqueue: db.transaction((organizationId: number, deliveries: NewWebhookDelivery[], lease: { leaseMs: number } | undefined, token: string | null) => {
+      enqueue: db.transaction((organizationId: number, deliveries: NewWebhookDelivery[], lease: { leaseMs: number } | undefined, token: string | null, marker: PendingMarker | undefined) => {
         // a copy: the connection's block moves on only once this transaction committed (see `enqueue`)
         const block = { ...(idBlocks.get(db) ?? { next: 1, end: 0 }) };
         const stored: WebhookDelivery[] = [];
@@ -147,6 +147,8 @@ export class SqliteWebhookRepository implements WebhookRepository {
           });
           block.next++;
         }
+        // the event's marker goes with the same commit: one write per published event, not two
+        if (marker) clearPendingEvent(this.db, marker.kind, organizationId, marker.id, marker.key);
         return { stored, block };
       }),
       record: db.transaction((records: readonly WebhookAttemptRecord[]) => records.map(({ id, leaseToken, result: r }) => this.q.record.run({
@@ -208,10 +210,13 @@ export class SqliteWebhookRepository implements WebhookRepository {
     return this.tx.deleteEndpoint(organizationId, id);
   }
 
-  async enqueue(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }): Promise<WebhookDelivery[]> {
-    if (deliveries.length === 0) return [];
+  async enqueue(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }, marker?: PendingMarker): Promise<WebhookDelivery[]> {
+    if (deliveries.length === 0) {
+      if (marker) clearPendingEvent(this.db, marker.kind, organizationId, marker.id, marker.key);
+      return [];
+    }
     // a transaction that threw was rolled back with any reservation it made: the connection's block stays as it was
-    const { stored, block } = this.tx.enqueue.immediate(organizationId, deliveries, lease, lease ? randomUUID() : null);
+    const { stored, block } = this.tx.enqueue.immediate(organizationId, deliveries, lease, lease ? randomUUID() : null, marker);
     idBlocks.set(this.db, block);
     return stored;
   }
