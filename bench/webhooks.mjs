@@ -2,7 +2,8 @@
 // service built in this process (the same modules as http/main.js). Ours: EventPublisher.publish (one outbox insert per
 // subscribed endpoint) → the sender (claim under a lease, sign, POST through the network policy, record) → receipt;
 // delivered/s over the burst and p95 from publish to receipt. Reference: a bare loop POSTing the same bodies with the
-// same headers to the same receiver at the same concurrency (keep-alive node:http, no storage, no signing), same run.
+// same headers (names and sizes: user agent, a signature of the same shape, the delivery id) to the same receiver at
+// the same concurrency (keep-alive node:http, no storage, no signing), same run.
 // The receiver runs on a worker thread; times are absolute (timeOrigin + now) so both threads agree.
 import 'reflect-metadata';
 import http from 'node:http';
@@ -155,9 +156,13 @@ async function ours(receiver) {
 async function bare(receiver, bodies) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: PER_ENDPOINT });
   const u = new URL(receiver.url);
-  const post = (body) => new Promise((resolve, reject) => {
+  // the headers ours sends, byte for byte in size: a signature of the same shape (computed once: the reference does
+  // not sign), the delivery id as a number, the user agent
+  const signature = `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}`;
+  const post = (body, id) => new Promise((resolve, reject) => {
     const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: {
-      'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'callplane-signature': 't=0,v1=00', 'callplane-delivery-id': '1', 'callplane-event': 'call.ended',
+      'content-type': 'application/json', 'user-agent': 'Callplane-Webhooks/1', 'content-length': Buffer.byteLength(body),
+      'callplane-signature': signature, 'callplane-delivery-id': String(id), 'callplane-event': 'call.ended',
     } }, (res) => { res.resume(); res.on('end', resolve); });
     req.on('error', reject);
     req.end(body);
@@ -170,7 +175,7 @@ async function bare(receiver, bodies) {
     while (next < bodies.length) {
       const i = next++;
       sent.set(2_000_000 + i, now());
-      await post(bodies[i].replace('"run_id":1000000', `"run_id":${2_000_000 + i}`));
+      await post(bodies[i].replace('"run_id":1000000', `"run_id":${2_000_000 + i}`), i + 1);
     }
   }));
   const cpu = cpu0 === null ? null : mainThreadCpuMs() - cpu0;

@@ -28,6 +28,13 @@ export interface NewWebhookDelivery {
   eventKey?: string | null;
 }
 
+/** The marker an event's deliveries discharge (`enqueue`): which run or campaign, and the event's key. */
+export interface PendingMarker {
+  kind: PendingFact['kind'];
+  id: number;
+  key: PendingEvent['key'];
+}
+
 /** One attempt's result with the claim it was made under (`recordAttempts`). */
 export interface WebhookAttemptRecord {
   id: number;
@@ -73,8 +80,12 @@ export interface WebhookRepository {
    * With `lease`, they are stored already claimed by the caller (`leaseUntil = nextAttemptAt = now + leaseMs`, a
    * fresh `leaseToken` each), so the caller sends them without a claim; a crash before it records leaves a lease
    * that expires like any claim's.
+   * With `marker` (the event's marker on its run or campaign, `PendingEvent.key`), the marker is removed once the
+   * deliveries are stored, even when every one of them was stored before (`clearPendingEvent`): on SQLite in the
+   * same transaction, so one write stores the event and clears its marker; on MongoDB right after the inserts. A
+   * failed enqueue leaves the marker.
    */
-  enqueue(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }): Promise<WebhookDelivery[]>;
+  enqueue(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }, marker?: PendingMarker): Promise<WebhookDelivery[]>;
   /**
    * Claims up to `limit` pending deliveries due at `now` (`nextAttemptAt <= now`), oldest due first, skipping
    * `excludeEndpointIds`: each gets `leaseUntil = nextAttemptAt = now + leaseMs` (not due again until the lease

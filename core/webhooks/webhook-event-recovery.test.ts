@@ -129,4 +129,18 @@ describe('WebhookEventRecovery', () => {
     await new ApplyCallStatus(runs, new CallOutcomeListeners(), clock, silentLogger, undefined, spy).execute('simulator', { kind: 'status', status: 'in_progress', at: T0 }, run.id);
     expect(events.map((e) => [e.type, e.pending?.key])).toEqual([['call.started', `run:${run.id}:call.started`]]);
   });
+  it('a published call event with subscribers is one repository write: its deliveries and its marker together', async () => {
+    const run = await newRun();
+    const writes: string[] = [];
+    const spied = {
+      subscribedEndpoints: webhooks.subscribedEndpoints.bind(webhooks),
+      enqueue: (...a: Parameters<SqliteWebhookRepository['enqueue']>) => { writes.push(a[3] ? 'enqueue+marker' : 'enqueue'); return webhooks.enqueue(...a); },
+      clearPendingEvent: (...a: Parameters<SqliteWebhookRepository['clearPendingEvent']>) => { writes.push('clear'); return webhooks.clearPendingEvent(...a); },
+    };
+    const apply = new ApplyCallStatus(runs, new CallOutcomeListeners(), clock, silentLogger, undefined, new WebhookEventPublisher(spied, links, clock, silentLogger, () => undefined));
+    await apply.execute('simulator', { kind: 'status', status: 'completed', durationSeconds: 3, at: T0 }, run.id);
+    expect(writes).toEqual(['enqueue+marker']);
+    expect(await webhooks.pendingEvents(10)).toEqual([]);
+    expect((await deliveries()).map((d) => d.event)).toEqual(['call.ended']);
+  });
 });

@@ -79,8 +79,9 @@ const markedFact = (event: OutboundEvent): { kind: PendingFact['kind']; id: numb
 /**
  * The EventPublisher of the webhooks feature: one storage insert per subscribed endpoint (the outbox), handed to
  * this process's sender (or a kick so a sender picks them up). An event with a marker (`pending`, stored with its
- * fact) is enqueued under its key, at most once per endpoint, then its marker is cleared; a crash in between
- * leaves the marker for the sweep (`WebhookEventRecovery`). Publishing never throws and never waits for a send.
+ * fact) is enqueued under its key, at most once per endpoint, and its marker is cleared by the enqueue (on SQLite
+ * the same transaction; where the store cannot, right after it: a crash in between leaves the marker for the sweep,
+ * `WebhookEventRecovery`). Publishing never throws and never waits for a send.
  */
 export class WebhookEventPublisher implements EventPublisher {
   private readonly sink: DeliverySink;
@@ -97,6 +98,8 @@ export class WebhookEventPublisher implements EventPublisher {
 
   async publish(event: OutboundEvent): Promise<void> {
     try {
+      const fact = event.pending ? markedFact(event) : null;
+      const marker = fact ? { ...fact, key: event.pending!.key } : undefined;
       const endpoints = await this.repo.subscribedEndpoints(event.organizationId, event.type);
       if (endpoints.length > 0) {
         const now = this.clock.now();
@@ -106,12 +109,13 @@ export class WebhookEventPublisher implements EventPublisher {
         const stored = await this.repo.enqueue(event.organizationId, endpoints.map((e) => ({
           endpointId: e.id, event: event.type, now, eventKey: event.pending?.key ?? null,
           body: (id: number) => deliveryBodyOf(id, event.type, createdAt, dataJson),
-        })), lease ?? undefined);
+        // the marker is cleared by the same write (on SQLite one transaction: not a second write per event)
+        })), lease ?? undefined, marker);
         if (lease && this.sink.take) this.sink.take(stored, endpoints);
         else this.sink.kick();
+      } else if (marker) {
+        await this.repo.clearPendingEvent(marker.kind, event.organizationId, marker.id, marker.key);
       }
-      const fact = event.pending ? markedFact(event) : null;
-      if (fact) await this.repo.clearPendingEvent(fact.kind, event.organizationId, fact.id, event.pending!.key);
     } catch (e) {
       this.log.error({ organization_id: event.organizationId, event: event.type, err: (e as Error)?.message }, 'webhook event could not be stored');
     }

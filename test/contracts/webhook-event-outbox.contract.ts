@@ -113,6 +113,28 @@ export function runWebhookEventOutboxContract(label: string, make: () => Promise
       expect((await h.webhooks.listDeliveries(org, a.id, { page: 1, limit: 50 })).totalCount).toBe(4);
     });
 
+    it('clears the event marker named with the deliveries once they are stored, also when they were stored before; a failed enqueue leaves it', async () => {
+      const a = await endpoint();
+      const run = await newRun();
+      const ended: PendingEvent = { key: runEventKey(run.id, 'call.ended'), type: 'call.ended', at: at(2) };
+      await h.runs.applyStatus(org, run.id, { status: 'completed', at: at(2), disposition: 'completed', event: ended });
+      const marker = { kind: 'run' as const, id: run.id, key: ended.key };
+      const delivery = (body: (id: number) => string) => ({ endpointId: a.id, event: 'call.ended' as const, now: t0, eventKey: ended.key, body });
+      await expect(h.webhooks.enqueue(org, [delivery(() => { throw new Error('no body'); })], undefined, marker)).rejects.toThrow('no body');
+      expect((await h.webhooks.pendingEvents(10)).map((f) => f.event.key)).toEqual([ended.key]);
+      const [d] = await h.webhooks.enqueue(org, [delivery((id) => `{"id":${id}}`)], { leaseMs: 60_000 }, marker);
+      expect(d).toMatchObject({ endpointId: a.id, event: 'call.ended', status: 'pending' });
+      expect(await h.webhooks.pendingEvents(10)).toEqual([]);
+      // a marker whose deliveries were all stored before (a crash right after them): nothing new, the marker goes
+      const c = await newCampaign();
+      const done: PendingEvent = { key: campaignEventKey(c.id, 'campaign.started', at(9)), type: 'campaign.started', at: at(9), previousState: 'draft' };
+      await h.campaigns.transition(org, c.id, { from: ['draft'], to: 'running', now: at(9), event: done });
+      expect((await h.webhooks.pendingEvents(10)).map((f) => f.event.key)).toEqual([done.key]);
+      expect(await h.webhooks.enqueue(org, [delivery((id) => `{"id":${id}}`)], undefined, { kind: 'campaign', id: c.id, key: done.key })).toEqual([]);
+      expect(await h.webhooks.pendingEvents(10)).toEqual([]);
+      expect((await h.webhooks.listDeliveries(org, a.id, { page: 1, limit: 10 })).totalCount).toBe(1);
+    });
+
     it('stores deliveries already leased to their sender when asked: not claimable until the lease ends, recorded under it', async () => {
       const a = await endpoint();
       const [d] = await h.webhooks.enqueue(org, [{ endpointId: a.id, event: 'call.ended', now: t0, body: (id) => `{"id":${id}}` }], { leaseMs: 60_000 });

@@ -3,7 +3,7 @@ import type { Db, Filter } from 'mongodb';
 import type { WebhookEventType } from '../../../core/ports/event-publisher.port.js';
 import type { PendingFact } from '../../../core/ports/event-publisher.port.js';
 import type {
-  NewWebhookDelivery, NewWebhookEndpoint, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
+  NewWebhookDelivery, NewWebhookEndpoint, PendingMarker, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
 } from '../../../core/ports/webhook.repository.port.js';
 import type { WebhookDelivery, WebhookDeliveryEvent, WebhookDeliveryStatus, WebhookEndpoint } from '../../../core/webhooks/webhook.js';
 import { isDuplicateKey, nextId, reserveIds } from './mongo-database.js';
@@ -123,7 +123,15 @@ export class MongoWebhookRepository implements WebhookRepository {
     return gone;
   }
 
-  async enqueue(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }): Promise<WebhookDelivery[]> {
+  async enqueue(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }, marker?: PendingMarker): Promise<WebhookDelivery[]> {
+    const stored = await this.insertDeliveries(organizationId, deliveries, lease);
+    // no multi-document transaction here: the marker goes right after its deliveries are stored (a crash in between
+    // leaves it, and publishing it again stores nothing new: deliveries are unique per endpoint and event key)
+    if (marker) await clearPendingEventDocument(this.db, marker.kind, organizationId, marker.id, marker.key);
+    return stored;
+  }
+
+  private async insertDeliveries(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }): Promise<WebhookDelivery[]> {
     if (deliveries.length === 0) return [];
     const first = await reserveIds(this.db, Collections.webhookDeliveries, deliveries.length);
     const token = lease ? randomUUID() : null;

@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WebhookEventType } from '../../../core/ports/event-publisher.port.js';
 import { runWebhookRepositoryContract } from '../../../test/contracts/webhook.repository.contract.js';
-import { openMigratedSqlite } from './database.js';
+import { migrate, openMigratedSqlite, openSqlite, type SqliteDatabase } from './database.js';
+import { migrations } from './migrations/index.js';
 import { SqliteIdentityRepository } from './identity.sqlite.js';
-import { SqliteWebhookRepository } from './webhook.sqlite.js';
+import { DELIVERY_ID_BLOCK, SqliteWebhookRepository } from './webhook.sqlite.js';
 
 runWebhookRepositoryContract('sqlite', async () => {
   const db = openMigratedSqlite(':memory:');
@@ -76,5 +77,101 @@ describe('SqliteWebhookRepository.subscribedEndpoints (one lookup per published 
     expect(await repo.subscribedEndpoints(org, 'call.ended')).toEqual([]);
     worker.close();
     api.close();
+  });
+});
+
+describe('SqliteWebhookRepository delivery ids (reserved per connection, one sequence write per block)', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  const t0 = new Date('2026-03-01T10:00:00.000Z');
+  const body = (id: number) => JSON.stringify({ id });
+  const setup = async (db: SqliteDatabase) => {
+    const org = (await new SqliteIdentityRepository(db).createOrganizationWithUser({ organizationName: 'A', email: 'a@x.io', name: null, passwordHash: 'h', now: t0 })).organization.id;
+    const repo = new SqliteWebhookRepository(db);
+    const endpoint = await repo.createEndpoint(org, { url: 'https://hooks.example.com/', events: ['call.ended'], description: null, secretCiphertext: 'v1:x', secretsKeyId: 'k1', now: t0 });
+    const enqueue = async (r: SqliteWebhookRepository, n = 1, make = body) =>
+      (await r.enqueue(org, Array.from({ length: n }, () => ({ endpointId: endpoint.id, event: 'call.ended' as const, now: t0, body: make })))).map((d) => d.id);
+    return { org, repo, endpoint, enqueue };
+  };
+  const sequence = (db: SqliteDatabase) => db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'webhook_deliveries'").pluck().get() as number;
+
+  it('writes the sequence once per block of ids, not once per stored delivery', async () => {
+    const db = openMigratedSqlite(':memory:');
+    const { repo, enqueue } = await setup(db);
+    const [first] = await enqueue(repo);
+    expect(sequence(db)).toBe(first! + DELIVERY_ID_BLOCK - 1);
+    const more = await enqueue(repo, DELIVERY_ID_BLOCK - 1);
+    expect(more).toEqual(Array.from({ length: DELIVERY_ID_BLOCK - 1 }, (_, i) => first! + 1 + i));
+    expect(sequence(db)).toBe(first! + DELIVERY_ID_BLOCK - 1);
+    // the block is used up: the next delivery reserves the next one
+    expect(await enqueue(repo)).toEqual([first! + DELIVERY_ID_BLOCK]);
+    expect(sequence(db)).toBe(first! + 2 * DELIVERY_ID_BLOCK - 1);
+    db.close();
+  });
+
+  it('never uses an id twice: not across connections (processes), nor after the newest deliveries were deleted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-sqlite-ids-'));
+    dirs.push(dir);
+    const path = join(dir, 'callplane.db');
+    const one = openMigratedSqlite(path);
+    const two = openMigratedSqlite(path);
+    const a = await setup(one);
+    const b = new SqliteWebhookRepository(two);
+    const ids: number[] = [];
+    for (let i = 0; i < 3 * DELIVERY_ID_BLOCK; i++) ids.push(...await a.enqueue(i % 2 ? a.repo : b, 1 + (i % 3)));
+    expect(new Set(ids).size).toBe(ids.length);
+    // every body carries its own row's id
+    const rows = one.prepare('SELECT id, body FROM webhook_deliveries').all() as Array<{ id: number; body: string }>;
+    expect(rows).toHaveLength(ids.length);
+    for (const r of rows) expect(JSON.parse(r.body).id).toBe(r.id);
+    // the endpoint and every delivery deleted; a process started afterwards takes ids above all of them
+    const highest = Math.max(...ids);
+    await a.repo.deleteEndpoint(a.org, a.endpoint.id);
+    one.close();
+    two.close();
+    const three = openMigratedSqlite(path);
+    const org = three.prepare('SELECT id FROM organizations').pluck().get() as number;
+    const repo = new SqliteWebhookRepository(three);
+    const e = await repo.createEndpoint(org, { url: 'https://hooks.example.com/', events: ['call.ended'], description: null, secretCiphertext: 'v1:x', secretsKeyId: 'k1', now: t0 });
+    const [next] = await repo.enqueue(org, [{ endpointId: e.id, event: 'call.ended', now: t0, body }]);
+    expect(next!.id).toBeGreaterThan(highest);
+    three.close();
+  });
+
+  it('keeps the block as it was when the insert is rolled back', async () => {
+    const db = openMigratedSqlite(':memory:');
+    const { repo, enqueue } = await setup(db);
+    await expect(enqueue(repo, 1, () => { throw new Error('no body'); })).rejects.toThrow('no body');
+    expect(db.prepare('SELECT COUNT(*) FROM sqlite_sequence WHERE name = ?').pluck().get('webhook_deliveries')).toBe(0);
+    const [id] = await enqueue(repo);
+    expect(id).toBe(1);
+    expect(sequence(db)).toBe(DELIVERY_ID_BLOCK);
+    db.close();
+  });
+});
+
+describe('migration 12: the due index holds pending deliveries only', () => {
+  it('rebuilds the index of an existing database; its deliveries are still claimed and recorded', async () => {
+    const db = openSqlite(':memory:');
+    migrate(db, migrations.filter((m) => m.version <= 11));
+    const org = (await new SqliteIdentityRepository(db).createOrganizationWithUser({ organizationName: 'A', email: 'a@x.io', name: null, passwordHash: 'h', now: new Date() })).organization.id;
+    const t0 = new Date('2026-03-01T10:00:00.000Z');
+    const before = new SqliteWebhookRepository(db);
+    const e = await before.createEndpoint(org, { url: 'https://hooks.example.com/', events: ['call.ended'], description: null, secretCiphertext: 'v1:x', secretsKeyId: 'k1', now: t0 });
+    const stored = await before.enqueue(org, [1, 2].map(() => ({ endpointId: e.id, event: 'call.ended' as const, now: t0, body: (id: number) => `{"id":${id}}` })));
+    expect(migrate(db)).toEqual([12]);
+    expect(db.prepare("SELECT sql FROM sqlite_master WHERE name = 'webhook_deliveries_due'").pluck().get()).toMatch(/WHERE status = 'pending'/);
+    const repo = new SqliteWebhookRepository(db);
+    const claimed = await repo.claimDue(t0, 1000, 10);
+    expect(claimed.map((d) => d.id)).toEqual(stored.map((d) => d.id));
+    await repo.recordAttempts(claimed.map((d) => ({ id: d.id, leaseToken: d.leaseToken!, result: { status: 'delivered', attempts: 1, lastStatusCode: 200, lastError: null, nextAttemptAt: null, now: t0 } })));
+    expect(db.prepare("SELECT COUNT(*) FROM webhook_deliveries INDEXED BY webhook_deliveries_due WHERE status = 'pending'").pluck().get()).toBe(0);
+    expect(await repo.nextDueAt()).toBeNull();
+    // a new delivery after the migration continues above the old ones
+    const [next] = await repo.enqueue(org, [{ endpointId: e.id, event: 'call.ended', now: t0, body: (id: number) => `{"id":${id}}` }]);
+    expect(next!.id).toBeGreaterThan(stored[1]!.id);
+    db.close();
   });
 });

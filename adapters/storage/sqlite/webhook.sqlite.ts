@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { WebhookEventType } from '../../../core/ports/event-publisher.port.js';
 import type { PendingFact } from '../../../core/ports/event-publisher.port.js';
 import type {
-  NewWebhookDelivery, NewWebhookEndpoint, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
+  NewWebhookDelivery, NewWebhookEndpoint, PendingMarker, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
 } from '../../../core/ports/webhook.repository.port.js';
 import type { WebhookDelivery, WebhookDeliveryEvent, WebhookDeliveryStatus, WebhookEndpoint } from '../../../core/webhooks/webhook.js';
 import { fromMs, fromMsOrNull, toMs, toMsOrNull, type SqliteDatabase } from './database.js';
@@ -34,6 +34,11 @@ export const webhookDeliveryFromRow = (r: WebhookDeliveryRow): WebhookDelivery =
 /** Endpoint writes made through any webhook repository on a connection (see `subscribedEndpoints`). */
 const endpointWrites = new WeakMap<SqliteDatabase, { n: number }>();
 
+/** How many delivery ids a connection reserves at once (see `enqueue`). */
+export const DELIVERY_ID_BLOCK = 64;
+/** The delivery ids a connection has reserved and not used yet: `next` up to `end` included (empty when next > end). */
+const idBlocks = new WeakMap<SqliteDatabase, { next: number; end: number }>();
+
 /**
  * WebhookRepository on the embedded database. A claim is one UPDATE ... WHERE id IN (SELECT due ... LIMIT n)
  * RETURNING: SQLite runs it as one write, so two claims never take the same delivery. A claim also moves
@@ -45,6 +50,13 @@ const endpointWrites = new WeakMap<SqliteDatabase, { n: number }>();
  * write goes through a webhook repository, which counts it per connection) and no other connection (another
  * process) committed anything (`PRAGMA data_version`); otherwise it reads them again. So it is exact, not a
  * time-based cache: an endpoint created, changed or deleted is seen by the next event, as before.
+ *
+ * Delivery ids come from the table's AUTOINCREMENT sequence, so an id is never used twice, not even after the
+ * newest deliveries were deleted with their endpoint (receivers dedupe on it). A connection reserves them
+ * `DELIVERY_ID_BLOCK` at a time (one sequence write per 64 deliveries, inside the insert's IMMEDIATE transaction)
+ * and inserts each delivery with the next reserved id, below the sequence's value, so SQLite leaves the sequence
+ * row alone: one WAL page fewer per stored event (docs/benchmarks.md section 8). Ids of one connection grow with
+ * time; between processes they interleave by block, and a stopped process leaves the rest of its block unused.
  */
 export class SqliteWebhookRepository implements WebhookRepository {
   private readonly q;
@@ -71,10 +83,16 @@ export class SqliteWebhookRepository implements WebhookRepository {
          WHERE organization_id = @org AND id = @id RETURNING *`),
       deleteEndpoint: db.prepare<[number, number]>('DELETE FROM webhook_endpoints WHERE organization_id = ? AND id = ?'),
       deleteDeliveries: db.prepare<[number, number]>('DELETE FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ?'),
-      // one statement per delivery: the id is chosen first (the table's AUTOINCREMENT sequence, read inside the
-      // IMMEDIATE write transaction, so no other writer can take it) so the body that carries it is written with
-      // the row; only a repeated (endpoint, event_key) is skipped, any other conflict throws
-      nextDeliveryId: db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'webhook_deliveries'"),
+      // one statement per delivery: the id is chosen first (from the block this connection reserved from the
+      // table's AUTOINCREMENT sequence, inside the IMMEDIATE write transaction, so no other writer can take it) so
+      // the body that carries it is written with the row; only a repeated (endpoint, event_key) is skipped, any
+      // other conflict (an id taken, which the reservation rules out) throws
+      seedSequence: db.prepare<[]>(
+        "INSERT INTO sqlite_sequence (name, seq) SELECT 'webhook_deliveries', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'webhook_deliveries')"),
+      // from the sequence (or the largest stored id, should the two disagree): never an id used before
+      reserveIds: db.prepare<[number], number>(
+        `UPDATE sqlite_sequence SET seq = MAX(seq, (SELECT COALESCE(MAX(id), 0) FROM webhook_deliveries)) + ?
+         WHERE name = 'webhook_deliveries' RETURNING seq`).pluck(),
       // no RETURNING: the stored row is exactly these values (the caller builds it), which is cheaper than reading it back
       insertDelivery: db.prepare<{ id: number; org: number; endpoint: number; event: string; body: string; key: string | null; next: number; until: number | null; token: string | null; now: number }>(
         `INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event, body, event_key, status, attempts, next_attempt_at, lease_until, lease_token, created_at, updated_at)
@@ -104,10 +122,18 @@ export class SqliteWebhookRepository implements WebhookRepository {
     // built once: better-sqlite3's db.transaction() makes a new wrapper per call, ~0.02 ms each, and an outbox insert
     // and a record are one transaction each per event (docs/benchmarks.md section 8)
     this.tx = {
-      enqueue: db.transaction((organizationId: number, deliveries: NewWebhookDelivery[], lease: { leaseMs: number } | undefined, token: string | null) => {
-        let id = (this.q.nextDeliveryId.get()?.seq ?? 0) + 1;
+      enqueue: db.transaction((organizationId: number, deliveries: NewWebhookDelivery[], lease: { leaseMs: number } | undefined, token: string | null, marker: PendingMarker | undefined) => {
+        // a copy: the connection's block moves on only once this transaction committed (see `enqueue`)
+        const block = { ...(idBlocks.get(db) ?? { next: 1, end: 0 }) };
         const stored: WebhookDelivery[] = [];
         for (const d of deliveries) {
+          if (block.next > block.end) {
+            const want = Math.max(DELIVERY_ID_BLOCK, deliveries.length);
+            this.q.seedSequence.run();
+            block.end = this.q.reserveIds.get(want)!;
+            block.next = block.end - want + 1;
+          }
+          const id = block.next;
           const now = toMs(d.now);
           const until = lease ? now + lease.leaseMs : null;
           const row = {
@@ -119,9 +145,11 @@ export class SqliteWebhookRepository implements WebhookRepository {
             id, organizationId, endpointId: d.endpointId, event: d.event, body: row.body, status: 'pending', attempts: 0, lastStatusCode: null, lastError: null,
             nextAttemptAt: fromMs(row.next), leaseUntil: fromMsOrNull(until), leaseToken: row.token, createdAt: fromMs(now), updatedAt: fromMs(now),
           });
-          id++;
+          block.next++;
         }
-        return stored;
+        // the event's marker goes with the same commit: one write per published event, not two
+        if (marker) clearPendingEvent(this.db, marker.kind, organizationId, marker.id, marker.key);
+        return { stored, block };
       }),
       record: db.transaction((records: readonly WebhookAttemptRecord[]) => records.map(({ id, leaseToken, result: r }) => this.q.record.run({
         id, token: leaseToken, status: r.status, attempts: r.attempts, code: r.lastStatusCode, error: r.lastError, next: toMsOrNull(r.nextAttemptAt), now: toMs(r.now),
@@ -182,8 +210,15 @@ export class SqliteWebhookRepository implements WebhookRepository {
     return this.tx.deleteEndpoint(organizationId, id);
   }
 
-  async enqueue(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }): Promise<WebhookDelivery[]> {
-    return this.tx.enqueue.immediate(organizationId, deliveries, lease, lease ? randomUUID() : null);
+  async enqueue(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }, marker?: PendingMarker): Promise<WebhookDelivery[]> {
+    if (deliveries.length === 0) {
+      if (marker) clearPendingEvent(this.db, marker.kind, organizationId, marker.id, marker.key);
+      return [];
+    }
+    // a transaction that threw was rolled back with any reservation it made: the connection's block stays as it was
+    const { stored, block } = this.tx.enqueue.immediate(organizationId, deliveries, lease, lease ? randomUUID() : null, marker);
+    idBlocks.set(this.db, block);
+    return stored;
   }
 
   async claimDue(now: Date, leaseMs: number, limit: number, excludeEndpointIds: readonly number[] = []): Promise<WebhookDelivery[]> {

@@ -9,9 +9,10 @@ import { phoneNumberExtensionMigration } from './008-phone-number-extension.js';
 import { chatsMigration } from './009-chats.js';
 import { webhooksMigration } from './010-webhooks.js';
 import { webhookEventOutboxMigration } from './011-webhook-event-outbox.js';
+import { webhookDuePendingOnlyMigration } from './012-webhook-due-pending-only.js';
 import type { Migration } from './migration.js';
 
 export type { Migration };
 
 /** Every schema step in order. Append only; never edit a released migration. */
-export const migrations: readonly Migration[] = [identityMigration, workflowsRunsMigration, telephonyMigration, campaignsMigration, usageMigration, credentialsCheckMigration, aiServicesMigration, phoneNumberExtensionMigration, chatsMigration, webhooksMigration, webhookEventOutboxMigration];
+export const migrations: readonly Migration[] = [identityMigration, workflowsRunsMigration, telephonyMigration, campaignsMigration, usageMigration, credentialsCheckMigration, aiServicesMigration, phoneNumberExtensionMigration, chatsMigration, webhooksMigration, webhookEventOutboxMigration, webhookDuePendingOnlyMigration];
