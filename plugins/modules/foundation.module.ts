@@ -6,6 +6,7 @@ import { ObjectStore } from '../../core/ports/object-store.port.js';
 import { LocalObjectStore } from '../../adapters/files/local/local-object-store.js';
 import { AesGcmSecretCipher, HmacUrlSigner, NodeTokenService, ScryptPasswordHasher } from '../../adapters/crypto/node-crypto.js';
 import { openMigratedSqlite, type SqliteDatabase } from '../../adapters/storage/sqlite/database.js';
+import { SqliteWalCheckpointer } from '../../adapters/storage/sqlite/wal-checkpointer.js';
 import { join } from 'node:path';
 import { Lifecycle } from '../lifecycle.js';
 import type { Settings } from '../settings.js';
@@ -39,6 +40,16 @@ export function foundationModule(c: Container, o: FoundationOptions): void {
         lifecycle.onStop('sqlite', () => {
           if (db.open && !o.sqlite) db.close();
         });
+        if (!o.sqlite) {
+          // WAL checkpoints (the only fsyncs with synchronous = NORMAL) on a worker thread, not inside a commit
+          let checkpointer: SqliteWalCheckpointer | null = null;
+          lifecycle.onStart('sqlite-checkpoints', async () => {
+            checkpointer = await SqliteWalCheckpointer.start(db, { onFailure: (message) => o.logger.warn({ message }, 'sqlite checkpoints') });
+            if (checkpointer) o.logger.info({}, 'sqlite checkpoints run on a worker thread');
+          });
+          // (stop hooks run in reverse: this one before the database closes)
+          lifecycle.onStop('sqlite-checkpoints', () => checkpointer?.stop());
+        }
         return db;
       },
       [LifecycleToken],

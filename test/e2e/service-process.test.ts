@@ -41,6 +41,9 @@ describe('the built service as a process', () => {
     expect(await svc.exited).toEqual({ code: 0, signal: null });
     const logLines = svc.stdout.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l));
     expect(logLines.some((l) => l.msg === 'callplane stopped')).toBe(true);
+    // the database's WAL checkpoints (its fsyncs) run on a worker thread, off the event loop
+    expect(logLines.some((l) => l.msg === 'sqlite checkpoints run on a worker thread')).toBe(true);
+    expect(logLines.some((l) => l.msg === 'sqlite checkpoints')).toBe(false);
     expect(svc.stdout.join('')).not.toContain('long enough');
 
     // state survives a restart: the first user exists, so first-user signup is now closed
