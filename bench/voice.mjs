@@ -20,6 +20,7 @@
 // "resumed" when the call's run log has a false_interruption entry in its window (the agent said the rest of
 // its cut reply), else "for good".
 // `node bench/voice.mjs` after `npm run build`.
+import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -208,7 +209,30 @@ async function workerMain() {
 // ---------------------------------------------------------------------------------------------------------
 // Main: the service.
 
+/**
+ * The V8 flags `npm start` gives the service (package.json's "start" script, the tokens before the entry point),
+ * so the service measured here, which runs in this process, collects garbage as the deployed one does. The
+ * BENCH_VOICE_NODE_FLAGS environment variable replaces them ('' runs on V8's defaults).
+ */
+function serviceNodeFlags() {
+  if (process.env.BENCH_VOICE_NODE_FLAGS !== undefined) return process.env.BENCH_VOICE_NODE_FLAGS.split(/\s+/).filter(Boolean);
+  try {
+    const start = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts?.start ?? '';
+    const words = start.split(/\s+/);
+    return words.slice(words.indexOf('node') + 1).filter((w, i, all) => w.startsWith('--') && all.slice(0, i).every((x) => x.startsWith('--')));
+  } catch {
+    return [];
+  }
+}
+
 async function main() {
+  const flags = serviceNodeFlags();
+  const missing = flags.filter((f) => !process.execArgv.includes(f));
+  if (missing.length > 0 && !process.env.BENCH_VOICE_REEXEC) {
+    // run again with them (V8's heap flags are read when the isolate starts)
+    const r = spawnSync(process.execPath, [...process.execArgv, ...missing, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, BENCH_VOICE_REEXEC: '1' } });
+    process.exit(r.status ?? 1);
+  }
   const { buildContainer, attachHttpServer, ExpressAppToken } = await dist('plugins/composition-root.js');
   const { createHttpServer } = await dist('http/app.js');
   const { loadSettings } = await dist('plugins/settings.js');
@@ -357,6 +381,7 @@ async function main() {
       service_main_thread_cpu_ms_per_call: mainCpu === null ? null : round(mainCpu / n),
       service_main_thread_cpu_percent_of_core_per_call: mainCpu === null ? null : Math.round((1000 * mainCpu) / wall / n) / 10,
       wall_s: round(wall / 1000),
+      service_node_flags: process.execArgv.filter((f) => f.startsWith('--') && !f.startsWith('--cpu-prof') && !f.startsWith('--import')),
       ...(memory ? { memory_per_call: await memory } : {}),
     };
     results.push(result);
