@@ -19,6 +19,9 @@
 // the first voiced frame in them): each has its words (fixtures.json), noise has none. A false interruption is
 // "resumed" when the call's run log has a false_interruption entry in its window (the agent said the rest of
 // its cut reply), else "for good".
+// The service runs with the V8 flags of package.json's `start` script (the bench re-runs itself with them;
+// BENCH_VOICE_NODE_FLAGS replaces them, '' for V8's defaults); each result lists them and the service thread's GC
+// pauses during the calls (`service_gc`).
 // `node bench/voice.mjs` after `npm run build`.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -434,12 +437,14 @@ function memoryPerCall(n) {
  */
 function gcPauses() {
   const pauses = [];
-  const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) if (!(e.detail?.flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED)) pauses.push({ ms: e.duration, kind: e.detail?.kind });
-  });
+  const take = (entries) => {
+    for (const e of entries) if (!(e.detail?.flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED)) pauses.push({ ms: e.duration, kind: e.detail?.kind });
+  };
+  const observer = new PerformanceObserver((list) => take(list.getEntries()));
   observer.observe({ entryTypes: ['gc'] });
   return {
     stop() {
+      take(observer.takeRecords()); // the entries not yet delivered
       observer.disconnect();
       const sum = (xs) => round(xs.reduce((a, p) => a + p.ms, 0));
       const minor = pauses.filter((p) => p.kind === constants.NODE_PERFORMANCE_GC_MINOR);
