@@ -1,5 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { l16Bytes, l16Samples } from './carrier-audio.js';
+import { L16_16K, L16_24K } from './audio-format.js';
+import { l16Bytes, l16Samples, toSessionAudio } from './carrier-audio.js';
+import { mulawEncode } from './g711.js';
+import { createResampler } from './resample.js';
 
 describe('L16 byte order', () => {
   const samples = [0, 1, -1, 32767, -32768, 258, -258, 12345];
@@ -28,4 +31,31 @@ describe('L16 byte order', () => {
     bytes[0] = 1;
     expect(backing[1]).toBe(0);
   });
+});
+
+describe('L16 to the session format', () => {
+  for (const format of [L16_24K, L16_16K]) {
+    it(`${format.sampleRate} Hz: chunks convert to the bytes of decode → resample → encode, and a result stays as it was after the next`, () => {
+      const n = format.sampleRate; // 1 s
+      const bytes = new Uint8Array(2 * n);
+      for (let i = 0; i < n; i++) {
+        const v = Math.round(15000 * Math.sin(i / 5) + 5000 * Math.sin(i / 0.9)) | 0;
+        bytes[2 * i] = v & 0xff;
+        bytes[2 * i + 1] = (v >> 8) & 0xff;
+      }
+      const reference = mulawEncode(createResampler(format.sampleRate, 8000).process(l16Samples(bytes)));
+      const converter = toSessionAudio(format);
+      const results: Uint8Array[] = [];
+      const copies: number[][] = [];
+      for (let at = 0, k = 0; at < bytes.length; k++) {
+        const size = [4800, 2, 960, 9600][k % 4]!;
+        const out = converter.convert(bytes.subarray(at, at + size));
+        results.push(out);
+        copies.push(Array.from(out));
+        at += size;
+      }
+      expect(results.flatMap((r) => Array.from(r))).toEqual(Array.from(reference));
+      expect(results.map((r) => Array.from(r))).toEqual(copies); // nothing converted later wrote into an earlier result
+    });
+  }
 });

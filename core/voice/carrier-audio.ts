@@ -61,8 +61,15 @@ export function toSessionAudio(from: AudioFormat): AudioConverter {
   if (!canConvert(from)) throw new RangeError(`cannot convert ${from.encoding}/${from.sampleRate} audio`);
   if (from.encoding === 'alaw') return { convert: (b) => mulawEncode(alawDecode(b)), reset: () => undefined };
   const resampler = createResampler(from.sampleRate, SESSION_FORMAT.sampleRate);
+  // the resampled PCM only lives until it is encoded: one buffer, grown to the largest chunk (a 24 kHz TTS answer
+  // is converted 100 ms at a time as it plays, docs/voice.md), instead of a new one per chunk
+  let pcm = new Int16Array(0);
   return {
-    convert: (b) => mulawEncode(resampler.process(l16Samples(b))),
+    convert: (b) => {
+      const n = resampler.outputLength(b.length >> 1);
+      if (pcm.length < n) pcm = new Int16Array(n);
+      return mulawEncode(resampler.processL16(b, pcm));
+    },
     reset: () => resampler.reset(),
   };
 }

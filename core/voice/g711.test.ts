@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   ALAW_SILENCE, ALAW_TO_PCM, MULAW_SILENCE, MULAW_TO_PCM, alawDecode, alawDecodeSample, alawEncode, alawEncodeSample,
-  mulawDecode, mulawDecodeSample, mulawEncode, mulawEncodeSample,
+  mulawDecode, mulawDecodeSample, mulawEncode, mulawEncodeSample, ReusedMulawDecoder,
 } from './g711.js';
 
 const allSamples = (): Int16Array => {
@@ -44,6 +44,21 @@ describe('G.711 μ-law', () => {
     expect(mulawDecode(Uint8Array.of(0xff, 0x80), out)).toBe(out);
     expect(Array.from(out)).toEqual([0, 32124, 0, 0]);
     expect(() => mulawEncode(new Int16Array(3), new Uint8Array(2))).toThrow(RangeError);
+  });
+
+  it('ReusedMulawDecoder decodes like mulawDecode into one buffer it reuses, whatever the frame sizes', () => {
+    const decoder = new ReusedMulawDecoder();
+    const frame = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 37 + seed) & 0xff);
+    const a = decoder.decode(frame(160, 1));
+    expect(Array.from(a)).toEqual(Array.from(mulawDecode(frame(160, 1))));
+    const b = decoder.decode(frame(160, 2));
+    expect(b.buffer).toBe(a.buffer); // no new array per frame
+    expect(Array.from(b)).toEqual(Array.from(mulawDecode(frame(160, 2))));
+    expect(Array.from(decoder.decode(frame(80, 3)))).toEqual(Array.from(mulawDecode(frame(80, 3)))); // a shorter frame: a view
+    const big = decoder.decode(frame(400, 4)); // a longer one: the buffer grows
+    expect(Array.from(big)).toEqual(Array.from(mulawDecode(frame(400, 4))));
+    expect(decoder.decode(frame(160, 5)).buffer).toBe(big.buffer);
+    expect(decoder.decode(new Uint8Array(0)).length).toBe(0);
   });
 });
 

@@ -172,4 +172,31 @@ describe('Resampler kernels', () => {
     expect(Array.from(got)).toEqual(Array.from(createResampler(24000, 8000).process(chunk)));
     expect(r.process(input.subarray(480, 960), new Int16Array(10)).length).toBe(160); // too short: a new array
   });
+
+  for (const [from, to] of [[24000, 8000], [16000, 8000], [22050, 8000], [8000, 16000]] as const) {
+    it(`${from} → ${to}: processL16 on little-endian bytes (unaligned views, odd sizes) gives process's samples`, () => {
+      const pcm = Int16Array.from({ length: from }, (_, i) => Math.round(12000 * Math.sin(i / 7) + 9000 * Math.sin(i / 1.3)) | 0);
+      pcm[5] = -32768;
+      pcm[6] = 32767;
+      const bytes = new Uint8Array(pcm.length * 2 + 1);
+      for (let i = 0; i < pcm.length; i++) {
+        bytes[1 + 2 * i] = pcm[i]! & 0xff;
+        bytes[2 + 2 * i] = (pcm[i]! >> 8) & 0xff;
+      }
+      const le = bytes.subarray(1); // odd byte offset: not readable as an Int16Array
+      const expected = createResampler(from, to).process(pcm);
+      const r = createResampler(from, to);
+      const out = new Int16Array(r.outputLength(pcm.length));
+      const parts: number[] = [];
+      const sizes = [2 * 480, 2 * 37, 2 * 2400, 2 * 1, 2 * 333];
+      for (let at = 0, k = 0; at < le.length; k++) {
+        const n = sizes[k % sizes.length]!;
+        parts.push(...r.processL16(le.subarray(at, at + n), out));
+        at += n;
+      }
+      expect(parts).toEqual(Array.from(expected));
+      // an odd last byte is ignored, like l16Samples does
+      expect(Array.from(createResampler(from, to).processL16(le.subarray(0, 2 * 480 + 1)))).toEqual(Array.from(createResampler(from, to).process(pcm.subarray(0, 480))));
+    });
+  }
 });

@@ -227,16 +227,41 @@ export class Resampler {
    * array, or `out` (its first `outputLength(pcm.length)` samples) when given one at least that long.
    */
   process(pcm: Int16Array, out?: Int16Array): Int16Array {
-    const { L, M, K, phases } = this.d;
     const len = pcm.length;
+    const w = this.window(len);
+    const hist = this.d.K - 1;
+    for (let i = 0; i < len; i++) w[hist + i] = pcm[i]!;
+    return this.filter(len, out);
+  }
+
+  /**
+   * `process` for 16-bit little-endian bytes (L16, e.g. a TTS answer; an odd last byte is ignored): the same
+   * samples, read straight from the bytes, so the caller needs no aligned copy of them first.
+   */
+  processL16(bytes: Uint8Array, out?: Int16Array): Int16Array {
+    const len = bytes.length >> 1;
+    const w = this.window(len);
+    const hist = this.d.K - 1;
+    for (let i = 0; i < len; i++) w[hist + i] = ((bytes[2 * i]! | (bytes[2 * i + 1]! << 8)) << 16) >> 16;
+    return this.filter(len, out);
+  }
+
+  /** The work buffer for a chunk of `len` samples, with the history in front (the chunk goes after it). */
+  private window(len: number): Float64Array {
+    const hist = this.d.K - 1;
+    if (this.work.length < hist + len) this.work = new Float64Array(Math.max(hist + len, this.work.length * 2));
+    this.work.set(this.history, 0);
+    return this.work;
+  }
+
+  /** Filters the chunk of `len` samples the work buffer holds after the history. */
+  private filter(len: number, out: Int16Array | undefined): Int16Array {
+    const { L, M, K, phases } = this.d;
     const span = len * L;
     const count = this.outputLength(len);
     const result = out && out.length >= count ? out.subarray(0, count) : new Int16Array(count);
     const hist = K - 1;
-    if (this.work.length < hist + len) this.work = new Float64Array(Math.max(hist + len, this.work.length * 2));
     const w = this.work;
-    w.set(this.history, 0);
-    for (let i = 0; i < len; i++) w[hist + i] = pcm[i]!;
     let t: number;
     if (L === 1) {
       // output n reads input sample t + n·M (its newest), i.e. w[hist + t + n·M]

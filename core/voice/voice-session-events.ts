@@ -25,7 +25,10 @@ export type VoiceEndReason = ConversationEndReason | 'failed' | 'voicemail';
 
 export interface VoiceSessionEventMap {
   state: { state: VoiceState; atMs: number };
-  /** Inbound caller audio as 8 kHz PCM, as it arrived. */
+  /**
+   * Inbound caller audio as 8 kHz PCM, as it arrived. `pcm` (here and in `agent_audio`) is a buffer the session
+   * reuses for the next frame: valid while the listener runs; copy what you keep.
+   */
   caller_audio: { pcm: Int16Array; atMs: number };
   /** Agent audio as 8 kHz PCM, at pacing time; `playAtMs` is when it plays. */
   agent_audio: { pcm: Int16Array; playAtMs: number };

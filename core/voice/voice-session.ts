@@ -46,7 +46,7 @@ import { isBackchannel, wordCount, wordsAfter } from './backchannel.js';
 import { CallRecorder } from './call-recorder.js';
 import { fromSessionAudio, SESSION_FORMAT, toSessionAudio, type AudioConverter } from './carrier-audio.js';
 import { Endpointer, type CommittedUtterance } from './endpointing.js';
-import { mulawDecode } from './g711.js';
+import { ReusedMulawDecoder } from './g711.js';
 import { type HeardSegment, type Playout, type PlayoutPacer, type Segment } from './playout-pacer.js';
 import { SentenceChunker } from './sentence-chunker.js';
 import { SustainedSpeech } from './sustained-speech.js';
@@ -148,6 +148,9 @@ export class VoiceSession {
   private readonly metrics: TurnMetricsCollector;
   private readonly inbound: AudioConverter;
   private readonly outbound: AudioConverter | null;
+  /** Per-frame PCM for the events (valid during the emit only: the listeners copy). */
+  private readonly callerPcm = new ReusedMulawDecoder();
+  private readonly agentPcm = new ReusedMulawDecoder();
   private readonly sessionController = new AbortController();
   private readonly startMs: number;
   private readonly turnLogs: RunLogEntry[] = [];
@@ -224,7 +227,7 @@ export class VoiceSession {
       {
         sendFrame: (frame, playAtMs) => {
           this.channel.sendAudio(this.outbound ? this.outbound.convert(frame) : frame);
-          this.events.emit('agent_audio', { pcm: mulawDecode(frame), playAtMs });
+          this.events.emit('agent_audio', { pcm: this.agentPcm.decode(frame), playAtMs });
         },
         sendMark: (name) => this.channel.sendMark(name),
         clear: (atMs) => {
@@ -310,7 +313,7 @@ export class VoiceSession {
     const bytes = this.inbound.convert(audio);
     if (bytes.length === 0) return;
     const atMs = this.timers.now();
-    const pcm = mulawDecode(bytes);
+    const pcm = this.callerPcm.decode(bytes);
     this.events.emit('caller_audio', { pcm, atMs });
     this.amd?.audio(pcm, atMs - pcm.length / 8);
     this.stt?.push(bytes);

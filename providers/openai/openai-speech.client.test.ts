@@ -3,6 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ProviderApiError } from '../../core/errors.js';
 import { L16_16K, L16_24K, MULAW_8K } from '../../core/voice/audio-format.js';
+import { mulawDecode } from '../../core/voice/g711.js';
+import { readWav } from '../../core/voice/wav.js';
 import { speechProviderDeps } from '../../plugins/ai-speech-services.js';
 import { collectUntil, speak, speechToTextContract } from '../../test/contracts/speech-to-text.contract.js';
 import { drainAudio, textToSpeechContract } from '../../test/contracts/text-to-speech.contract.js';
@@ -70,6 +72,41 @@ describe('openai speech clients', () => {
     stream.finalize();
     await collectUntil(events, (e) => e.type === 'final');
     expect(fake.speech.requests[0]!.wav).toMatchObject({ sampleRate: 16000, bitsPerSample: 16 });
+    await stream.close();
+  });
+
+  it('uploads exactly the audio pushed since the last end of speech, however many frames (buffer growth), newest maxUtteranceMs kept', async () => {
+    const uploads: Int16Array[] = [];
+    const capture: typeof fetch = async (_url, init) => {
+      const body = init!.body as Uint8Array;
+      const riff = Buffer.from(body).indexOf('RIFF');
+      const wav = readWav(body.subarray(riff));
+      uploads.push(Int16Array.from(wav.samples));
+      return new Response(JSON.stringify({ text: 'ok' }), { status: 200, headers: { 'content-type': 'application/json' } });
+    };
+    const frame = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed * 7) & 0xff);
+    const stream = await new OpenAiSpeechToText(opts({ fetch: capture, maxUtteranceMs: 3000 })).open({ format: MULAW_8K });
+    const events = stream.events[Symbol.asyncIterator]();
+    const pushAll = (frames: Uint8Array[]) => {
+      for (const f of frames) stream.push(f);
+      return mulawDecode(Uint8Array.from(frames.flatMap((f) => Array.from(f))));
+    };
+    // 2.5 s in 20 ms frames (past the first buffer's 2 s), a Node Buffer view among them
+    const first = pushAll([...Array.from({ length: 124 }, (_, k) => frame(160, k)), Buffer.from(frame(160, 999))]);
+    stream.finalize();
+    // pushed right after the end of speech, before the upload is built: the next utterance's, not this one's
+    const second = pushAll(Array.from({ length: 30 }, (_, k) => frame(k % 2 ? 80 : 240, 500 + k)));
+    await collectUntil(events, (e) => e.type === 'final');
+    stream.finalize();
+    await collectUntil(events, (e) => e.type === 'final');
+    // 4 s pushed with a 3 s limit: the newest 3 s are sent
+    const third = pushAll(Array.from({ length: 200 }, (_, k) => frame(160, 2000 + k)));
+    stream.finalize();
+    await collectUntil(events, (e) => e.type === 'final');
+    expect(uploads.map((u) => u.length)).toEqual([first.length, second.length, 24000]);
+    expect(Array.from(uploads[0]!)).toEqual(Array.from(first));
+    expect(Array.from(uploads[1]!)).toEqual(Array.from(second));
+    expect(Array.from(uploads[2]!)).toEqual(Array.from(third.subarray(third.length - 24000)));
     await stream.close();
   });
 

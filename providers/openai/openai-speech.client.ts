@@ -155,8 +155,15 @@ class OpenAiUtteranceStream implements SttStream {
   readonly events: AsyncQueue<SttEvent>;
   /** Text comes per utterance, after `finalize`. */
   readonly interimResults = false;
-  private chunks: Uint8Array[] = [];
+  /**
+   * The utterance's audio so far, `bytes` of it, in one buffer that grows by doubling: a call pushes 50 frames a
+   * second and keeps them until the VAD's stop (the caller's silence while the agent speaks included), and one
+   * object per frame kept for seconds was promoted to the old generation (docs/benchmarks.md section 10: at 50
+   * calls the service ran a full collection every 1-2 s).
+   */
+  private audio: Uint8Array | null = null;
   private bytes = 0;
+  private capacity = 16_000;
   private finalizedSinceAudio = false;
   private closed = false;
   private chain: Promise<void> = Promise.resolve();
@@ -176,18 +183,33 @@ class OpenAiUtteranceStream implements SttStream {
   push(audio: Uint8Array): void {
     if (this.closed || audio.byteLength === 0) return;
     this.finalizedSinceAudio = false;
-    const copy = audio.slice();
-    this.chunks.push(copy);
-    this.bytes += copy.byteLength;
     const max = (this.opts.maxUtteranceMs ?? 120_000) * this.bytesPerMs;
-    while (this.bytes > max && this.chunks.length > 1) this.bytes -= this.chunks.shift()!.byteLength;
+    if (audio.byteLength >= max) {
+      // longer than the limit by itself: its newest `max` bytes are the utterance
+      this.bytes = 0;
+      audio = audio.subarray(audio.byteLength - max);
+    } else if (this.bytes + audio.byteLength > max) {
+      // the oldest audio goes (whole samples: `max` and the frames are)
+      const keep = max - audio.byteLength;
+      this.audio!.copyWithin(0, this.bytes - keep, this.bytes);
+      this.bytes = keep;
+    }
+    if (!this.audio || this.audio.byteLength < this.bytes + audio.byteLength) {
+      while (this.capacity < this.bytes + audio.byteLength) this.capacity *= 2;
+      const grown = new Uint8Array(this.capacity);
+      if (this.audio) grown.set(this.audio.subarray(0, this.bytes));
+      this.audio = grown;
+    }
+    this.audio.set(audio, this.bytes);
+    this.bytes += audio.byteLength;
   }
 
   finalize(): void {
     if (this.closed || this.finalizedSinceAudio) return;
     this.finalizedSinceAudio = true;
-    const audio = concat(this.chunks, this.bytes);
-    this.chunks = [];
+    // the buffer goes with the request; the next utterance starts a new one
+    const audio = this.audio ? this.audio.subarray(0, this.bytes) : new Uint8Array(0);
+    this.audio = null;
     this.bytes = 0;
     this.chain = this.chain.then(async () => {
       if (this.closed) return;
@@ -209,7 +231,8 @@ class OpenAiUtteranceStream implements SttStream {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.chunks = [];
+    this.audio = null;
+    this.bytes = 0;
     this.controller.abort();
     this.events.end();
   }
@@ -257,15 +280,6 @@ export class OpenAiTextToSpeech implements TextToSpeech {
   }
 }
 
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
