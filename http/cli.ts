@@ -52,7 +52,9 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: st
     if (command === 'serve') {
       const { values } = parseArgs({ args: argv.slice(1), options: { role: { type: 'string' } }, strict: true });
       const { exitOnSignals, startService } = await import('./main.js');
-      exitOnSignals(await startService(values.role ? { ...env, CALLPLANE_ROLE: values.role } : env));
+      const started = startService(values.role ? { ...env, CALLPLANE_ROLE: values.role } : env);
+      exitOnSignals(started);
+      await started;
       return -1; // keep running
     }
     if (command === 'users' && sub === 'create') {

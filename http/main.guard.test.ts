@@ -1,7 +1,7 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { ProviderApiError } from '../core/errors.js';
 import { markProviderFault } from '../plugins/provider-faults.js';
-import { handleStrayError } from './main.js';
+import { exitOnSignals, handleStrayError, type RunningService } from './main.js';
 
 describe('the process guard', () => {
   it('survives an error attributable to one provider connection', () => {
@@ -28,5 +28,32 @@ describe('the process guard', () => {
     }
     expect(exits).toEqual([1, 1]);
     expect(lines.join('')).toContain('callplane: fatal uncaughtException: RangeError: our own bug');
+  });
+});
+
+describe('signals while the service starts', () => {
+  it('a SIGTERM before the start hooks are done waits for the start, then stops gracefully and exits 0', async () => {
+    const before = { term: process.listeners('SIGTERM'), int: process.listeners('SIGINT') };
+    const exit = jest.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    const write = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      let started!: (s: RunningService) => void;
+      const stop = jest.fn(async () => undefined);
+      exitOnSignals(new Promise<RunningService>((r) => (started = r)));
+      process.emit('SIGTERM', 'SIGTERM');
+      await new Promise((r) => setTimeout(r, 10));
+      // not killed, not stopped yet: the start is still running
+      expect(stop).not.toHaveBeenCalled();
+      expect(exit).not.toHaveBeenCalled();
+      started({ server: null, settings: {} as RunningService['settings'], stop });
+      await new Promise((r) => setTimeout(r, 10));
+      expect(stop).toHaveBeenCalledTimes(1);
+      expect(exit).toHaveBeenCalledWith(0);
+    } finally {
+      for (const l of process.listeners('SIGINT')) if (!before.int.includes(l)) process.off('SIGINT', l);
+      for (const l of process.listeners('SIGTERM')) if (!before.term.includes(l)) process.off('SIGTERM', l);
+      exit.mockRestore();
+      write.mockRestore();
+    }
   });
 });

@@ -98,11 +98,16 @@ export function guardProcess(): void {
   process.on('unhandledRejection', (reason) => handleStrayError(reason, 'unhandledRejection'));
 }
 
-/** SIGTERM/SIGINT stop the service gracefully, then exit (0, or 1 when stopping failed). */
-export function exitOnSignals(service: RunningService): void {
+/**
+ * SIGTERM/SIGINT stop the service gracefully, then exit (0, or 1 when starting or stopping failed). Installed
+ * while the service is still starting (pass the start's promise): the API answers before the start hooks
+ * (scheduler, provider connections, the database's checkpoint worker) are done, and a signal then waits for the
+ * start and stops it, where the default action would have killed requests in flight.
+ */
+export function exitOnSignals(service: RunningService | Promise<RunningService>): void {
   const onSignal = (signal: string) => {
     process.stderr.write(`callplane: ${signal} received, shutting down\n`);
-    service.stop().then(
+    Promise.resolve(service).then((s) => s.stop()).then(
       () => process.exit(0),
       () => process.exit(1),
     );
@@ -113,8 +118,9 @@ export function exitOnSignals(service: RunningService): void {
 
 if (isMainModule(import.meta.url)) {
   guardProcess();
-  startService().then(
-    exitOnSignals,
+  const started = startService();
+  exitOnSignals(started);
+  started.catch(
     (err: unknown) => {
       if (err instanceof SettingsError) {
         process.stderr.write(`callplane: ${err.message}\n`);
