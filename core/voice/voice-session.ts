@@ -58,6 +58,7 @@ import { VOICE_DEFAULTS, type VoiceSettings } from './voice-settings.js';
 import { VoicemailGate, type VoicemailGateOptions } from './amd/voicemail-gate.js';
 import type { VoicemailPlan } from './amd/voicemail-policy.js';
 import type { AmdResult } from './amd/amd-result.js';
+import type { PreparedSpeech } from './prepared-speech.js';
 
 export interface VoiceSessionOptions {
   /** Names marks and log lines (the call's id). */
@@ -82,6 +83,11 @@ export interface VoiceSessionOptions {
   logger?: Logger;
   /** Answering-machine detection (outbound calls whose agent has `voicemail.detect`); the session adds its timers and logger. */
   voicemail?: Omit<VoicemailGateOptions, 'timers' | 'logger'>;
+  /**
+   * The greeting synthesized while the call rang (prepared-speech.ts): the opening turn's pieces are taken from
+   * it when their text matches (else synthesized as usual). The session aborts it when the call ends.
+   */
+  greeting?: Pick<PreparedSpeech, 'take' | 'abort'>;
 }
 
 type TurnKind = 'open' | 'send' | 'retry' | 'idle' | 'max_duration' | 'voicemail' | 'resume';
@@ -693,7 +699,9 @@ export class VoiceSession {
     if (turn.aborted || turn.failed) return;
     const requestedAt = this.timers.now();
     try {
-      const audio = await this.options.tts.synthesize({
+      // the greeting's pieces were synthesized while the call rang: no TTS round trip before the first words
+      const prepared = turn.kind === 'open' ? this.options.greeting?.take(segment.text) : null;
+      const audio = (prepared ? await prepared.catch(() => null) : null) ?? await this.options.tts.synthesize({
         text: segment.text,
         ...this.options.ttsOptions,
         preferredFormat: SESSION_FORMAT,
@@ -971,6 +979,7 @@ export class VoiceSession {
       this.closing = true;
       for (const t of [this.idleTimer, this.maxTimer, this.graceTimer]) t?.cancel();
       this.amd?.close();
+      this.options.greeting?.abort();
       this.vad.close();
       this.endpointer.reset();
       this.turn?.controller.abort();
