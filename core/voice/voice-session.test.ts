@@ -252,10 +252,10 @@ describe('VoiceSession: hand-over', () => {
 });
 
 /** Greets, lets the caller confirm, and advances until `intoReminderMs` into the reminder's audio. */
-async function untilReminderPlays(s: ReturnType<typeof setup>, intoReminderMs: number): Promise<number> {
+async function untilReminderPlays(s: ReturnType<typeof setup>, intoReminderMs: number, firstSpeechMs = 800): Promise<number> {
   await s.untilListening();
   await s.timeline.advance(300);
-  s.channel.speak(800);
+  s.channel.speak(firstSpeechMs);
   await s.timeline.until(() => s.of('first_audio').length === 2);
   const thankYouMs = 'Thank you, Dana.'.length * MS_PER_CHAR;
   await s.timeline.advance(thankYouMs + TTS_MS + intoReminderMs);
@@ -408,12 +408,24 @@ describe('VoiceSession: backchannels, noise and false interruptions', () => {
 
   it('words that have not come yet hold the interruption until min speech + interruptionWordWaitMs at most, never longer', async () => {
     const s = setup({ utterances: ['Yes, this is Dana.', 'Sorry, what day?'], model: withQuestion, interimEveryMs: 600 });
-    await untilReminderPlays(s, 700);
+    // the caller's first line (300 ms) is too short to show when this STT's words come: the wait is kept
+    await untilReminderPlays(s, 700, 300);
     const queuedAt = s.timeline.now();
     s.channel.speak(700);
     await s.timeline.until(() => s.channel.clears.length > 0, 2000);
     expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBe(300 + 50);
     expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBeLessThanOrEqual(300 + 100);
+  });
+
+  it('no wait for words once this call showed that its STT\'s words come after the wait would end', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Sorry, what day?'], model: withQuestion, interimEveryMs: 600 });
+    // 800 ms of speech whose first interim came 600 ms in: later than 300 + 50, so waiting cannot tell a backchannel
+    await untilReminderPlays(s, 700);
+    const queuedAt = s.timeline.now();
+    s.channel.speak(700);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBe(300);
+    // a streaming STT whose words come in time keeps the wait (and so tells backchannels): see the uh-huh test
   });
 
   it('hiss (the fixture) through the energy VAD never interrupts; loudness alone would have', async () => {

@@ -192,6 +192,14 @@ export class VoiceSession {
   /** The bounded wait for the first words (streaming STT only): running, then over. */
   private bargeWaitTimer: TimerHandle | null = null;
   private bargeWaitOver = false;
+  /**
+   * When the STT's first words of the current speech came (clock), and what this call's speeches long enough
+   * to tell have shown: words within `interruptionMinSpeechMs + interruptionWordWaitMs` of the onset (the wait
+   * for words can tell a backchannel), or only later (it cannot: it is skipped, see checkBargeIn).
+   */
+  private speechWordsAtMs: number | undefined;
+  private wordsInTimeSeen = false;
+  private wordsLateSeen = false;
   /** The reply the last barge-in cut, until the caller's next utterance is committed. */
   private resumable: Resumable | null = null;
   private graceTimer: TimerHandle | null = null;
@@ -293,11 +301,13 @@ export class VoiceSession {
           this.amd?.transcript(event.text, false, atMs);
           this.events.emit('transcript_interim', { text: event.text, atMs });
           this.endpointer.interimTranscript(event.text);
+          if (event.text.trim() !== '') this.speechWordsAtMs ??= atMs;
           this.bargeWordsHeard(event.text, false);
         } else if (event.type === 'final') {
           this.amd?.transcript(event.text, true, atMs);
           this.events.emit('transcript_final', { text: event.text, atMs });
           this.endpointer.finalTranscript(event.text, event.speechFinal);
+          if (event.text.trim() !== '') this.speechWordsAtMs ??= atMs;
           this.bargeWordsHeard(event.text, true);
         } else if (event.type === 'utterance_end') {
           this.endpointer.utteranceEnd();
@@ -349,6 +359,7 @@ export class VoiceSession {
     if (event.type === 'speech_start') {
       this.amd?.speechStarted(atMs);
       this.speechOnsetMs = atMs;
+      this.speechWordsAtMs = undefined;
       this.events.emit('speech_started', { atMs });
       this.cancelIdle();
       this.speechCounts = false;
@@ -365,6 +376,7 @@ export class VoiceSession {
       return;
     }
     this.disarmBargeIn();
+    this.noteWordTiming(atMs);
     this.amd?.speechStopped(atMs);
     this.events.emit('speech_stopped', { atMs: nowMs, endOfSpeechMs: atMs });
     this.stt?.finalize();
@@ -456,7 +468,7 @@ export class VoiceSession {
     const words = [...this.bargeFinals, this.bargeInterim].join(' ').trim();
     if (words !== '') {
       if (isBackchannel(words)) return; // the caller is listening: the agent goes on
-    } else if (this.stt?.interimResults === true && !this.bargeWaitOver) {
+    } else if (this.stt?.interimResults === true && !this.bargeWaitOver && !this.wordsComeTooLate()) {
       // until the speech is interruptionMinSpeechMs + interruptionWordWaitMs old at most: a late frame (a busy
       // event loop) waits less, so the clear still comes within the target
       const waitMs = onset + this.settings.interruptionMinSpeechMs + this.settings.interruptionWordWaitMs - this.timers.now();
@@ -494,6 +506,27 @@ export class VoiceSession {
       this.bargeInterim = text;
     }
     this.checkBargeIn();
+  }
+
+  /**
+   * A speech ended at `endMs`: if it lasted past the word-wait deadline (interruptionMinSpeechMs +
+   * interruptionWordWaitMs from its onset), whether the STT's first words came by then says whether the wait
+   * can ever tell a backchannel on this call. Words came with it counted even if they came after the stop.
+   */
+  private noteWordTiming(endMs: number): void {
+    const deadline = this.speechOnsetMs + this.settings.interruptionMinSpeechMs + this.settings.interruptionWordWaitMs;
+    if (endMs < deadline) return;
+    if (this.speechWordsAtMs !== undefined && this.speechWordsAtMs <= deadline) this.wordsInTimeSeen = true;
+    else this.wordsLateSeen = true;
+  }
+
+  /**
+   * The wait for words cannot change the outcome: on this call, a speech long enough to tell got its first words
+   * only after the deadline, and none ever got them in time (an STT whose interims come about once a second, as
+   * Deepgram's do by default). Until a first such speech was heard, the wait is kept.
+   */
+  private wordsComeTooLate(): boolean {
+    return this.wordsLateSeen && !this.wordsInTimeSeen;
   }
 
   /** Forgets the armed speech (it stopped, interrupted, or a new one began). */
