@@ -5,7 +5,8 @@
  * - States: LISTENING (the caller's turn), THINKING (a reply is being prepared, nothing audible yet),
  *   SPEAKING (agent audio is playing); each agent turn is cancelled through its own AbortController, which
  *   stops the model stream and the TTS of every sentence of that turn.
- * - The greeting (the engine's `open`, templated) is the first thing said.
+ * - The greeting (the engine's `open`, templated) is the first thing said; pieces synthesized while the call
+ *   rang (`greeting`, prepared-speech.ts) are played from that audio.
  * - Caller turns end by endpointing (VAD stop → `stt.finalize()` → `Endpointer`); the model's text is cut by
  *   the `SentenceChunker`, each piece synthesized in order, converted to μ-law 8 kHz and paced out with a mark
  *   per piece.
@@ -13,8 +14,9 @@
  *   noise never counts) while the agent speaks at a node that allows it clears the carrier at once, aborts the
  *   turn and tells the engine only the words heard (`agentInterrupted`). With an STT that streams interims,
  *   backchannel words ("uh-huh") never interrupt and the first words are awaited until the speech is
- *   `interruptionMinSpeechMs + interruptionWordWaitMs` old at most. A barge-in whose utterance proves to be
- *   only a backchannel or noise is a false interruption: the rest of the cut reply is said (`agentResumed`).
+ *   `interruptionMinSpeechMs + interruptionWordWaitMs` old at most (not at all once the call showed that its
+ *   STT's words come later than that). A barge-in whose utterance proves to be only a backchannel or noise
+ *   is a false interruption: the rest of the cut reply is said (`agentResumed`).
  *   Speech while THINKING cancels the reply; the next commit restarts it with the new words (the transcript
  *   merges both). DTMF is user text `[DTMF 5]`.
  * - Endings: idle (check-in, then goodbye → `user_idle`), the time limit (goodbye → `max_duration`, cut
@@ -446,7 +448,8 @@ export class VoiceSession {
    * speech (what the VAD calls speech, sustained-speech.ts) must last `interruptionMinSpeechMs`. Then the
    * words, when the STT streams them: only backchannel words ("uh-huh", "okay": backchannel.ts) never
    * interrupt; any other word interrupts at once; no words yet waits for them until the speech is
-   * `interruptionMinSpeechMs + interruptionWordWaitMs` old, then interrupts. With a per-utterance STT (no
+   * `interruptionMinSpeechMs + interruptionWordWaitMs` old, then interrupts (no wait when `wordsComeTooLate`:
+   * on this call they never came that early). With a per-utterance STT (no
    * interims) the duration rule alone decides. If the agent finished first, the speech is the caller's turn.
    */
   private checkBargeIn(): void {
