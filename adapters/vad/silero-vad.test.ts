@@ -271,8 +271,10 @@ describe('batched inference', () => {
 });
 
 describe('early batches: as soon as every call in speech has its window waiting', () => {
-  /** A fake runtime: every window scores 0.9; counts runs and their sizes. */
-  /** A batcher on a fake clock; awaitLiveMs 48 here (the default is 96), the times below are chosen for it. */
+  /**
+   * A batcher on a fake clock and a fake runtime (every window scores 0.9; runs and their sizes counted);
+   * awaitLiveMs 48 here (the default is 96): the times below are chosen for it.
+   */
   function fakeBatcher(awaitLiveMs = 48) {
     let now = 0;
     const sizes: number[] = [];
