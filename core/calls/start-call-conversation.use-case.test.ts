@@ -130,7 +130,7 @@ describe('StartCallConversation: answering-machine detection (docs/voicemail.md)
 });
 
 describe('StartCallConversation: prepared while the call rings (docs/voice.md "First words")', () => {
-  function talking() {
+  function talking(configurations: Record<string, unknown> = TALKING) {
     const t = new VirtualTimeline();
     const tts = new ScriptedTextToSpeech({ sleep: t.sleep, firstAudioDelayMs: 80, msPerChar: 40 });
     const reads: string[] = [];
@@ -139,7 +139,7 @@ describe('StartCallConversation: prepared while the call rings (docs/voice.md "F
       workflows: {
         get: async () => {
           reads.push('workflow');
-          return { workflowConfigurations: TALKING, templateContextVariables: { first_name: 'Dana', appointment_time: 'Tuesday' } } as never;
+          return { workflowConfigurations: configurations, templateContextVariables: { first_name: 'Dana', appointment_time: 'Tuesday' } } as never;
         },
         getDefinition: async () => {
           reads.push('definition');
@@ -171,6 +171,15 @@ describe('StartCallConversation: prepared while the call rings (docs/voice.md "F
     expect(s.useCase.preparedCount).toBe(0);
     s.channel.hangUpFromCaller();
     if (started.kind === 'talking') await started.session.ended;
+  });
+
+  it('an outbound call with answering-machine detection is prepared without its greeting: a machine never hears it', async () => {
+    const s = talking({ ...TALKING, voicemail: { detect: true, action: 'hangup' } });
+    s.useCase.prepare({ ...RUN, mode: 'outbound' } as Run);
+    await s.t.advance(500);
+    expect(s.tts.requests).toEqual([]);
+    expect(s.useCase.preparedCount).toBe(1); // the services are ready all the same
+    s.useCase.discard(RUN.id);
   });
 
   it('without preparation the greeting waits for the TTS; a preparation never used expires and its synthesis stops', async () => {

@@ -107,14 +107,18 @@ export class StartCallConversation {
    * The call is about to connect (its inbound webhook was answered, or its outbound answer URL fetched): loads
    * what its conversation needs (workflow, definition, services) and starts synthesizing its greeting, so that
    * `execute` at the media stream's `start` finds them ready and the first words need no TTS round trip
-   * (docs/voice.md "First words"). Idempotent per run; kept `PREPARED_TTL_MS` at most when no stream comes (the
+   * (docs/voice.md "First words"); an outbound call with answering-machine detection gets its greeting
+   * synthesized once the conversation opens, as before. Idempotent per run; kept `PREPARED_TTL_MS` at most when no stream comes (the
    * greeting's synthesis is then aborted). Never throws: a failure here is met again, and handled, by `execute`.
    */
   prepare(run: Run): void {
     if (this.prepared.has(run.id)) return;
     if (this.prepared.size >= MAX_PREPARED) return;
     const loading = this.load(run).then((agent) => {
-      if (agent) agent.greeting = this.startGreeting(agent);
+      // with answering-machine detection the greeting waits for the decision anyway, and a machine never hears
+      // it: it is synthesized when the conversation opens, as before (no speech bought for voicemail boxes)
+      const detecting = run.mode === 'outbound' && voicemailSettingsOf(agent?.config) !== null;
+      if (agent && !detecting) agent.greeting = this.startGreeting(agent);
       return agent;
     }).catch(() => null);
     const expiry = this.deps.timers.setTimeout(() => {
