@@ -449,8 +449,8 @@ export class VoiceSession {
    * words, when the STT streams them: only backchannel words ("uh-huh", "okay": backchannel.ts) never
    * interrupt; any other word interrupts at once; no words yet waits for them until the speech is
    * `interruptionMinSpeechMs + interruptionWordWaitMs` old, then interrupts (no wait when `wordsComeTooLate`:
-   * on this call they never came that early). With a per-utterance STT (no
-   * interims) the duration rule alone decides. If the agent finished first, the speech is the caller's turn.
+   * on this call they never came that early). With a per-utterance STT (no interims) the duration rule alone
+   * decides. If the agent finished first, the speech is the caller's turn.
    */
   private checkBargeIn(): void {
     if (this.finishing || !this.vad.speaking) return;
@@ -514,7 +514,8 @@ export class VoiceSession {
   /**
    * A speech ended at `endMs`: if it lasted past the word-wait deadline (interruptionMinSpeechMs +
    * interruptionWordWaitMs from its onset), whether the STT's first words came by then says whether the wait
-   * can ever tell a backchannel on this call. Words came with it counted even if they came after the stop.
+   * can ever tell a backchannel on this call. Judged at the stop: words that had not come by then (a final
+   * after Finalize) came late.
    */
   private noteWordTiming(endMs: number): void {
     const deadline = this.speechOnsetMs + this.settings.interruptionMinSpeechMs + this.settings.interruptionWordWaitMs;
