@@ -8,9 +8,11 @@
 // barge-in: first voiced frame of its speech → the `clear`. Reference, same run: what the fakes and the VAD need
 // by configuration, measured where they are (the VAD's silence hangover + the fake's own STT, first-token and
 // first-audio times); platform overhead = ours − reference. First words: the caller's `start` message → the
-// first voiced greeting frame at its wire. False interruptions: after the barge-in, one more turn per fixture, and
-// 200 ms into the agent's reply the caller plays a backchannel or line noise (test/fixtures/audio: "uh-huh", quiet
-// pink noise, louder hiss); a `clear` while it plays (or within 1 s after) counts as a false interruption. The
+// first voiced greeting frame at its wire; each caller connects its stream BENCH_VOICE_RING_MS (default 200) after
+// its inbound webhook was answered at the earliest, as a carrier answers and then connects (the service prepares
+// the greeting meanwhile; 0: the stream starts the moment the webhook is answered). False interruptions: after the
+// barge-in, one more turn per fixture, and 200 ms into the agent's reply the caller plays a backchannel or line
+// noise (test/fixtures/audio: "uh-huh", quiet pink noise, louder hiss); a `clear` while it plays (or within 1 s after) counts as a false interruption. The
 // whole run is repeated per VAD (BENCH_VOICE_VADS, default energy,silero: CALLPLANE_VOICE_VAD) and per STT mode
 // (BENCH_VOICE_STT, default utterance,streaming): `utterance` is the OpenAI-compatible /audio/transcriptions fake
 // (text only after the VAD's stop, no interims), `streaming` a Deepgram-protocol fake (test/fakes/deepgram) with
@@ -44,6 +46,9 @@ const VAD_HANGOVER_MS = 300; // VAD_DEFAULTS.minSilenceMs
 const MIN_SPEECH_MS = 300; // interruption_min_speech_ms
 const STT_MODES = (process.env.BENCH_VOICE_STT ?? 'utterance,streaming').split(',');
 const INTERIM_MS = Number(process.env.BENCH_VOICE_INTERIM_MS ?? 1000);
+// webhook answered → the carrier's stream `start`, at least (a real carrier answers, then connects its WebSocket):
+// the time the agent has to prepare the greeting. 0: the stream starts the moment the webhook is answered.
+const RING_MS = Number(process.env.BENCH_VOICE_RING_MS ?? 200);
 const RESUME_WINDOW_MS = 4000; // after a fixture ends: a resume (endpointing + TTS) lands well within it
 const REPLY = 'Thank you. I have noted that you will come, and we look forward to seeing you at the clinic.';
 
@@ -137,6 +142,7 @@ async function workerMain() {
     const noises = m.noises.map((n) => ({ name: n.name, audio: new Uint8Array(n.audio) }));
     known = m.known.map((k) => ({ text: k.text, audio: Buffer.from(k.audio) }));
     const firstWords = [];
+    const rings = [];
     const falseInterruptions = Object.fromEntries(noises.map((n) => [n.name, { played: 0, clears: 0 }]));
     /** Per fixture played: the call, its wall-clock window (for the run log's false_interruption entries) and whether it was cleared. */
     const noiseWindows = [];
@@ -144,13 +150,18 @@ async function workerMain() {
     const bargeIns = [];
     const failures = [];
     let early = 0;
+    const t0 = performance.now();
     await Promise.all(m.calls.map(async (call, i) => {
-      await new Promise((r) => setTimeout(r, i * 20)); // calls arrive over a second, as a campaign would place them
+      // calls arrive over a second, as a campaign would place them; each stream starts RING_MS after its webhook
+      // was answered at the earliest (the carrier answers and connects the stream; the agent prepares meanwhile)
+      const ringLeft = call.answeredAt + m.ringMs - (performance.timeOrigin + performance.now());
+      await new Promise((r) => setTimeout(r, Math.max(i * 20 - (performance.now() - t0), ringLeft, 0)));
       let caller;
       try {
         caller = await TwilioMediaCaller.connect({ url: call.url, callSid: call.callSid, parameters: call.parameters });
         // connect() sends `start` and then starts the caller's clock (startMs) at once
         const startSentAt = caller.startMs;
+        rings.push(performance.timeOrigin + startSentAt - call.answeredAt);
         await caller.until('greeting', () => caller.agentVoiceAt.length > 0, 10_000);
         firstWords.push(caller.agentVoiceAt[0] - startSentAt);
         for (let turn = 0; turn <= TURNS; turn++) {
@@ -205,7 +216,7 @@ async function workerMain() {
         caller?.close();
       }
     }));
-    parentPort.postMessage({ type: 'done', latencies, bargeIns, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
+    parentPort.postMessage({ type: 'done', rings, latencies, bargeIns, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
   });
 }
 
@@ -264,7 +275,7 @@ async function main() {
   ];
   // what the fake STTs hear in each fixture (noise: nothing)
   const manifest = JSON.parse(readFileSync(fileURLToPath(new URL('../test/fixtures/audio/fixtures.json', import.meta.url)), 'utf8'));
-  const known = Object.entries(manifest.speech).map(([name, text]) => ({ text, audio: [...fixture(name)] }));
+  const known = Object.entries(manifest.speech).map(([name, text]) => ({ text, audio: fixture(name) }));
 
   const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { worker: true } });
   const fakes = await new Promise((r) => worker.once('message', (m) => r(m)));
@@ -332,6 +343,9 @@ async function main() {
   await request('POST', `/organizations/telephony-configs/${tw.id}/phone-numbers`, { address: numberOf(stt), inbound_workflow_id: wf.id }, auth);
 
   for (const n of CALLS) {
+    // the first sample (a full GC) before the webhooks: a GC between the webhooks and the streams would hold up
+    // the greetings being prepared in that ring (~0.1 s with Silero loaded), which no call of a service meets
+    const memory = n === Math.max(...CALLS) ? memoryPerCall(n) : null;
     const calls = [];
     for (let i = 0; i < n; i++) {
       const callSid = `CA${String(++seq).padStart(32, '0')}`;
@@ -341,16 +355,17 @@ async function main() {
       const twiml = await request('POST', path, new URLSearchParams(form).toString(), { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': computeTwilioSignature(twilio.authToken, `${PUBLIC}/api/v1${path}`, form) });
       const streamUrl = /<Stream url="([^"]+)"/.exec(twiml)[1];
       const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1], m[2]]));
-      calls.push({ url: url.replace(/^http/, 'ws') + new URL(streamUrl).pathname, callSid, parameters, from });
+      calls.push({ url: url.replace(/^http/, 'ws') + new URL(streamUrl).pathname, callSid, parameters, from, answeredAt: performance.timeOrigin + performance.now() });
     }
-    const memory = n === Math.max(...CALLS) ? memoryPerCall(n) : null;
+    const memorySampled = memory?.start() ?? null;
     const loopDelay = (await import('node:perf_hooks')).monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
     const gc = gcPauses();
     const cpu0 = process.cpuUsage();
     const main0 = mainThreadCpuMs();
     const t0 = performance.now();
-    worker.postMessage({ type: 'calls', calls, speech: [...speech], barge: [...barge], noises: noises.map((x) => ({ name: x.name, audio: [...x.audio] })), known });
+    // typed arrays: cloned as bytes (arrays of numbers took the worker ~0.3 s to take in, delaying the fakes' answers)
+    worker.postMessage({ type: 'calls', ringMs: RING_MS, calls, speech, barge, noises, known });
     const done = await new Promise((r) => worker.on('message', function onDone(m) {
       if (m.type === 'done') {
         worker.off('message', onDone);
@@ -374,7 +389,7 @@ async function main() {
       overhead_p50_ms: round(p50 - reference), overhead_p95_ms: round(p95 - reference),
       ...(stt === 'streaming' ? { interim_every_ms: INTERIM_MS } : {}),
       fake_ms: { vad_hangover: VAD_HANGOVER_MS, stt: round(sttMs), llm_first_token: round(mean(done.fake.llm)), tts_first_audio: round(mean(done.fake.tts)) },
-      first_words: { calls: done.firstWords.length, p50_ms: round(percentile(done.firstWords, 50)), p95_ms: round(percentile(done.firstWords, 95)), target_ms: FIRST_WORDS_TARGET_MS },
+      first_words: { calls: done.firstWords.length, p50_ms: round(percentile(done.firstWords, 50)), p95_ms: round(percentile(done.firstWords, 95)), target_ms: FIRST_WORDS_TARGET_MS, ring_min_ms: RING_MS, ring_p50_ms: round(percentile(done.rings, 50)) },
       false_interruptions: await falseInterruptionsOf(done, calls, wf.id),
       barge_in: { events: done.bargeIns.length, p50_ms: round(percentile(done.bargeIns, 50)), p95_ms: round(percentile(done.bargeIns, 95)), target_ms: MIN_SPEECH_MS + 100 },
       service_cpu_percent_of_core: round((100 * (cpu.user + cpu.system) / 1000) / wall),
@@ -385,7 +400,7 @@ async function main() {
       service_main_thread_cpu_percent_of_core_per_call: mainCpu === null ? null : Math.round((1000 * mainCpu) / wall / n) / 10,
       wall_s: round(wall / 1000),
       service_node_flags: process.execArgv.filter((f) => f.startsWith('--') && !f.startsWith('--cpu-prof') && !f.startsWith('--import')),
-      ...(memory ? { memory_per_call: await memory } : {}),
+      ...(memorySampled ? { memory_per_call: await memorySampled } : {}),
     };
     results.push(result);
     process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -408,8 +423,9 @@ const round = (x) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
 /**
  * Memory per concurrent talking call (issue 12: <= 3 MB), at the largest step only: the service's live heap and
  * array buffers (the main thread's isolate: audio, recordings' windows) and the process's RSS (which also holds the
- * callers' worker: an upper bound), after a full GC just before the calls start and again MEMORY_AT_MS into them
- * (every call connected and talking), divided by the calls. Two forced GCs in all (a few ms each).
+ * callers' worker: an upper bound), after a full GC just before the calls' webhooks and again MEMORY_AT_MS after
+ * `start()` (the calls' streams start then; every call connected and talking by the second sample), divided by the
+ * calls. Two forced GCs in all (a few ms each, ~0.1 s with Silero loaded).
  */
 const MEMORY_AT_MS = 8000;
 function memoryPerCall(n) {
@@ -420,14 +436,14 @@ function memoryPerCall(n) {
     return { heap: m.heapUsed, buffers: m.arrayBuffers, rss: m.rss };
   };
   const before = sample();
-  return new Promise((resolve) => setTimeout(() => {
+  return { start: () => new Promise((resolve) => setTimeout(() => {
     const during = sample();
     const mb = (x) => Math.round((x / n / 1048576) * 100) / 100;
     resolve({
       at_ms: MEMORY_AT_MS, heap_mb: mb(during.heap - before.heap), array_buffers_mb: mb(during.buffers - before.buffers),
       heap_and_buffers_mb: mb(during.heap + during.buffers - before.heap - before.buffers), rss_mb: mb(during.rss - before.rss), target_mb: 3,
     });
-  }, MEMORY_AT_MS));
+  }, MEMORY_AT_MS)) };
 }
 
 /**

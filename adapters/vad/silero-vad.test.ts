@@ -3,7 +3,7 @@ import type { VadEvent } from '../../core/ports/voice-activity-detector.port.js'
 import { createResampler } from '../../core/voice/resample.js';
 import { NON_SPEECH_FIXTURES, SPEECH_FIXTURES, readAudioFixture, speechBoundsMs } from '../../test/fixtures/audio/fixtures.js';
 import { EnergyVoiceActivityDetector } from '../../core/voice/energy-vad.js';
-import { SileroBatcher } from './silero-batcher.js';
+import { SileroBatcher, type SileroBatchClient } from './silero-batcher.js';
 import { SILERO_STATE_LENGTH, sharedSileroSession, sileroInputLength, sileroSessionsCreated, type SileroSession } from './silero-session.js';
 import { SileroVoiceActivityDetector, SileroVoiceActivityDetectorFactory } from './silero-vad.js';
 
@@ -220,7 +220,7 @@ describe('batched inference', () => {
   });
 
   it('events come through onEvent once the batch runs (maxWaitMs later), in order and in stream time', async () => {
-    const f = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 5 });
+    const f = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 5, awaitLiveMs: 0 }); // no early batches: a lone call waits too
     const pcm = readAudioFixture('yes-i-will-attend').samples;
     const c = listening(f);
     let returned = 0;
@@ -237,7 +237,7 @@ describe('batched inference', () => {
   });
 
   it('a closed detector gets no more events and leaves the batch; the other calls are scored as before', () => {
-    const f = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 1000 });
+    const f = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 1000, awaitLiveMs: 0 });
     const a = listening(f);
     const b = listening(f);
     const pcm = readAudioFixture('barge-in-long').samples;
@@ -267,5 +267,73 @@ describe('batched inference', () => {
     }
     events.push(...d.push(new Int16Array(0)));
     expect(events).toEqual(feed(factory.create({ sampleRate: 8000 }), pcm));
+  });
+});
+
+describe('early batches: as soon as every call in speech has its window waiting', () => {
+  /**
+   * A batcher on a fake clock and a fake runtime (every window scores 0.9; runs and their sizes counted);
+   * awaitLiveMs 48 here (the default is 96): the times below are chosen for it.
+   */
+  function fakeBatcher(awaitLiveMs = 48) {
+    let now = 0;
+    const sizes: number[] = [];
+    const session: SileroSession = { modelPath: 'fake', inferences: 0, runs: 0, run: (_rate, count) => {
+      sizes.push(count);
+      return new Float32Array(count).fill(0.9);
+    } };
+    const batcher = new SileroBatcher(session, { maxWaitMs: 16, maxBatch: 64, awaitLiveMs }, () => now);
+    const client = (name: string, scored: string[]): SileroBatchClient => ({
+      sampleRate: 8000, input: new Float32Array(sileroInputLength(8000)), state: new Float32Array(SILERO_STATE_LENGTH),
+      scored: () => scored.push(name), failed: () => scored.push(`${name} failed`),
+    });
+    return { batcher, sizes, client, at: (ms: number) => (now = ms) };
+  }
+
+  it('a lone call is scored during its push, not 16 ms later', () => {
+    const b = fakeBatcher();
+    const scored: string[] = [];
+    const a = b.client('a', scored);
+    b.batcher.request(a);
+    expect(scored).toEqual(['a']);
+    b.at(32);
+    b.batcher.request(a);
+    expect(scored).toEqual(['a', 'a']);
+    expect(b.sizes).toEqual([1, 1]);
+    // without early batches the window waits for the timer (the behaviour before)
+    const late = fakeBatcher(0);
+    const none: string[] = [];
+    late.batcher.request(late.client('a', none));
+    expect(none).toEqual([]);
+    expect(late.batcher.waitingWindows).toBe(1);
+    late.batcher.flush();
+  });
+
+  it('calls in speech are batched: the batch runs once the last of them is in, and never waits for a quiet one', () => {
+    const b = fakeBatcher();
+    const scored: string[] = [];
+    const [a, c, d] = ['a', 'c', 'd'].map((n) => b.client(n, scored));
+    const ask = (ms: number, client: SileroBatchClient) => {
+      b.at(ms);
+      b.batcher.request(client);
+    };
+    ask(0, a!); // a lone call so far: at once
+    ask(5, c!);
+    ask(10, d!);
+    expect(b.batcher.waitingWindows).toBe(2); // c and d wait for a, whose next window is due
+    ask(32, a!);
+    expect(b.batcher.waitingWindows).toBe(0); // all three in: one batch, before the 16 ms timer
+    ask(37, c!);
+    ask(42, d!);
+    ask(64, a!);
+    expect(b.sizes).toEqual([1, 3, 3]);
+    expect(scored).toEqual(['a', 'c', 'd', 'a', 'c', 'd', 'a']);
+    // d goes quiet (its windows are gated): c waits while d's next window may still come (its last was 27 ms ago) ...
+    ask(69, c!);
+    expect(b.batcher.waitingWindows).toBe(1);
+    // ... but once d's last window is more than 48 ms old, a and c no longer wait for it
+    ask(96, a!);
+    expect(b.batcher.waitingWindows).toBe(0);
+    expect(b.sizes).toEqual([1, 3, 3, 2]);
   });
 });

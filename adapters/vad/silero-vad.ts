@@ -139,6 +139,7 @@ export class SileroVoiceActivityDetectorFactory implements VoiceActivityDetector
     this.batcher ??= new SileroBatcher(sharedSileroSession(this.settings.modelPath), {
       maxWaitMs: this.settings.maxWaitMs ?? SILERO_BATCH_DEFAULTS.maxWaitMs,
       maxBatch: this.settings.maxBatch ?? SILERO_BATCH_DEFAULTS.maxBatch,
+      awaitLiveMs: this.settings.awaitLiveMs ?? SILERO_BATCH_DEFAULTS.awaitLiveMs,
     });
     return this.batcher.session;
   }

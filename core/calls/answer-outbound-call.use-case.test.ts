@@ -12,6 +12,7 @@ const PUBLIC = 'https://cp.example.test/';
 function setup(opts: { answering?: boolean; validSignature?: boolean } = {}) {
   const calls: Array<{ request: WebhookRequest; ctx: { runId: number; mediaUrl: string; statusCallbackUrl: string } }> = [];
   const verified: WebhookRequest[] = [];
+  const connecting: number[] = [];
   const instance = {
     verifyWebhook: (r: WebhookRequest) => {
       verified.push(r);
@@ -44,13 +45,23 @@ function setup(opts: { answering?: boolean; validSignature?: boolean } = {}) {
     { forConfiguration: (c: TelephonyConfiguration) => (c.id === 10 ? instance : ({} as TelephonyProvider)) },
     new CallUrls(PUBLIC, { signUrl: (p: string, runId: number, url: string) => `${url}?token=${p}.${runId}` }),
     silentLogger,
+    { callConnecting: (run: Run) => connecting.push(run.id) },
   );
-  return { useCase, calls, verified };
+  return { useCase, calls, verified, connecting };
 }
 
 const request: WebhookRequest = { publicUrl: `${PUBLIC}api/v1/telephony/acme/answer/1`, method: 'POST', headers: { 'x-sig': 's' }, body: { CallUUID: 'u1' }, query: {} };
 
 describe('AnswerOutboundCall', () => {
+  it('tells the listeners the call is connecting (its greeting is prepared), only for a verified request', async () => {
+    const { useCase, connecting } = setup();
+    await useCase.execute('acme', 1, request);
+    expect(connecting).toEqual([1]);
+    const refused = setup({ validSignature: false });
+    await expect(refused.useCase.execute('acme', 1, request)).rejects.toBeInstanceOf(ForbiddenError);
+    expect(refused.connecting).toEqual([]);
+  });
+
   it("answers the provider's markup with the run's signed media URL and status URL, after verifying the signature", async () => {
     const { useCase, calls, verified } = setup();
     const markup = await useCase.execute('acme', 1, request);

@@ -5,7 +5,9 @@ import type { TelephonyConfigurationRepository } from '../ports/telephony-config
 import type { TelephonyProviderCatalog } from '../ports/telephony-provider-catalog.port.js';
 import type { ProviderMarkup, TelephonyProvider, WebhookRequest } from '../ports/telephony-provider.port.js';
 import type { ProviderInstances } from '../telephony/provider-instances.js';
+import type { Run } from '../runs/run.js';
 import type { CallUrls } from './call-urls.js';
+import type { CallOutcomeListeners } from './call-outcome-listener.js';
 
 type AnsweringProvider = TelephonyProvider & Required<Pick<TelephonyProvider, 'answerOutbound'>>;
 
@@ -33,12 +35,15 @@ export class AnswerOutboundCall {
     /** Builds the status and (signed) media URLs the markup gives the provider. */
     private readonly urls: Pick<CallUrls, 'status' | 'media'>,
     private readonly log: Logger,
+    /** Told when a verified answer request comes (the callee picked up; the voice module prepares the greeting). */
+    private readonly listeners?: Pick<CallOutcomeListeners, 'callConnecting'>,
   ) {}
 
   async execute(provider: string, runId: number, request: WebhookRequest): Promise<ProviderMarkup> {
     if (!this.catalog.get(provider)) throw new NotFoundError('provider_not_found', 'No such telephony provider');
-    const instance = await this.instanceForRun(provider, runId);
-    if (!instance) {
+    const found = await this.instanceForRun(provider, runId);
+    const instance = found?.instance ?? null;
+    if (!found || !instance) {
       this.log.warn({ provider, run_id: runId }, 'answer request refused: unknown run or not a run of this provider');
       throw signatureInvalid();
     }
@@ -50,16 +55,17 @@ export class AnswerOutboundCall {
       this.log.warn({ provider, run_id: runId }, 'answer request signature invalid');
       throw signatureInvalid();
     }
+    this.listeners?.callConnecting(found.run);
     return instance.answerOutbound(verified, { runId, mediaUrl: this.urls.media(provider, runId), statusCallbackUrl: this.urls.status(provider, runId) });
   }
 
-  /** The instance of the run's configuration when the run is a call of `provider`; null otherwise. */
-  private async instanceForRun(provider: string, runId: number): Promise<TelephonyProvider | null> {
+  /** The run and its configuration's instance when the run is a call of `provider`; null otherwise. */
+  private async instanceForRun(provider: string, runId: number): Promise<{ run: Run; instance: TelephonyProvider } | null> {
     const run = await this.runs.findForProviderEvent(runId);
     if (!run || run.provider !== provider || run.telephonyConfigurationId === null) return null;
     const configuration = await this.configurations.findForProviderEvent(run.telephonyConfigurationId);
     if (!configuration || configuration.provider !== provider) return null;
-    return this.instances.forConfiguration(configuration);
+    return { run, instance: this.instances.forConfiguration(configuration) };
   }
 }
 

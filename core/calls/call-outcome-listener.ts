@@ -12,6 +12,13 @@ export interface CallOutcomeListener {
    * Errors are logged by the caller. Optional.
    */
   onCarrierAmd?(run: Run, amd: AmdResult): Promise<void> | void;
+  /**
+   * The call is about to connect its media: its inbound webhook was answered with the carrier's markup, or its
+   * outbound answer URL was fetched (the callee picked up). The voice module prepares the call's conversation
+   * and synthesizes its greeting then (docs/voice.md "First words"). Must not throw or block; may be told more
+   * than once for a run (a repeated webhook). Optional.
+   */
+  onCallConnecting?(run: Run): void;
 }
 
 /** The registered listeners; modules add theirs at composition time. */
@@ -26,5 +33,16 @@ export class CallOutcomeListeners {
   }
   all(): readonly CallOutcomeListener[] {
     return this.listeners;
+  }
+
+  /** Tells every listener that `run`'s call is about to connect; a listener that throws is skipped. */
+  callConnecting(run: Run): void {
+    for (const l of this.listeners) {
+      try {
+        l.onCallConnecting?.(run);
+      } catch {
+        // a preparation is an optimization: the call connects without it
+      }
+    }
   }
 }

@@ -7,6 +7,7 @@ import type { InboundRefusal, ProviderMarkup, ProviderPlugin, WebhookRequest } f
 import type { ProviderInstances } from '../telephony/provider-instances.js';
 import type { ApplyCallStatus } from './apply-call-status.use-case.js';
 import type { CallUrls } from './call-urls.js';
+import type { CallOutcomeListeners } from './call-outcome-listener.js';
 import type { ReceiveInboundCall } from './receive-inbound-call.use-case.js';
 
 const providerNotFound = () => new NotFoundError('provider_not_found', 'No such telephony provider');
@@ -97,6 +98,8 @@ export class HandleInboundWebhook {
     /** Builds the status and (signed) media URLs the answer markup gives the provider. */
     private readonly urls: Pick<CallUrls, 'status' | 'media'>,
     private readonly log: Logger,
+    /** Told of every accepted call before its markup is returned (the voice module prepares the greeting). */
+    private readonly listeners?: Pick<CallOutcomeListeners, 'callConnecting'>,
   ) {}
 
   async execute(provider: string, request: WebhookRequest, authenticate?: AuthenticateCaller): Promise<InboundWebhookResult> {
@@ -121,6 +124,7 @@ export class HandleInboundWebhook {
     const result = await this.receive.execute({ provider, accountId: call.accountId, providerCallId: call.providerCallId, from: call.from, to: call.to });
     if (result.kind === 'refused') return { kind: 'markup', markup: this.refusal(p, result.reason) };
     const runId = result.run.id;
+    this.listeners?.callConnecting(result.run);
     return {
       kind: 'markup',
       markup: instance.inboundAnswer({

@@ -128,3 +128,80 @@ describe('StartCallConversation: answering-machine detection (docs/voicemail.md)
     }
   });
 });
+
+describe('StartCallConversation: prepared while the call rings (docs/voice.md "First words")', () => {
+  function talking(configurations: Record<string, unknown> = TALKING) {
+    const t = new VirtualTimeline();
+    const tts = new ScriptedTextToSpeech({ sleep: t.sleep, firstAudioDelayMs: 80, msPerChar: 40 });
+    const reads: string[] = [];
+    const useCase = new StartCallConversation({
+      runs: { get: async () => null, attachArtifacts: async () => null, applyStatus: async () => ({ applied: true, run: null }) },
+      workflows: {
+        get: async () => {
+          reads.push('workflow');
+          return { workflowConfigurations: configurations, templateContextVariables: { first_name: 'Dana', appointment_time: 'Tuesday' } } as never;
+        },
+        getDefinition: async () => {
+          reads.push('definition');
+          return { definition: exampleWorkflowDefinition } as never;
+        },
+      },
+      models: { forService: async () => new ScriptedLanguageModel({ sleep: t.sleep }) },
+      speech: { stt: async () => new ScriptedSpeechToText({ sleep: t.sleep }), tts: async () => tts },
+      vad: new EnergyVoiceActivityDetectorFactory(), pacer: new PlayoutPacer(t), timers: t, clock: t.clock,
+      store: { put: async (key) => ({ key, size: 0, contentType: '' }), get: async () => null, delete: async () => undefined },
+      applyStatus: { execute: async () => null },
+      log: silentLogger,
+    });
+    return { t, tts, reads, useCase, channel: new MemoryMediaChannel(t) };
+  }
+
+  it('a prepared call\'s greeting was synthesized while it rang: its first frame goes out at the stream\'s start, nothing is read again', async () => {
+    const s = talking();
+    s.useCase.prepare(RUN);
+    s.useCase.prepare(RUN); // a repeated webhook: once
+    await s.t.advance(500); // ringing
+    expect(s.tts.requests.map((r) => r.text)).toEqual(['Hi, this is Ava from Brightsmile Dental.', 'Am I speaking with Dana?']);
+    const started = await s.useCase.execute(RUN, s.channel, 'twilio');
+    expect(started.kind).toBe('talking');
+    await s.t.advance(0);
+    expect(s.channel.sent.length).toBeGreaterThan(0); // at once, not 80 ms (the TTS) later
+    expect(s.reads).toEqual(['workflow', 'definition']);
+    expect(s.tts.requests).toHaveLength(2);
+    expect(s.useCase.preparedCount).toBe(0);
+    s.channel.hangUpFromCaller();
+    if (started.kind === 'talking') await started.session.ended;
+  });
+
+  it('an outbound call with answering-machine detection is prepared without its greeting: a machine never hears it', async () => {
+    const s = talking({ ...TALKING, voicemail: { detect: true, action: 'hangup' } });
+    s.useCase.prepare({ ...RUN, mode: 'outbound' } as Run);
+    await s.t.advance(500);
+    expect(s.tts.requests).toEqual([]);
+    expect(s.useCase.preparedCount).toBe(1); // the services are ready all the same
+    s.useCase.discard(RUN.id);
+  });
+
+  it('without preparation the greeting waits for the TTS; a preparation never used expires and its synthesis stops', async () => {
+    const s = talking();
+    await s.useCase.execute(RUN, s.channel, 'twilio');
+    await s.t.advance(40);
+    expect(s.channel.sent).toEqual([]);
+    await s.t.advance(60);
+    expect(s.channel.sent.length).toBeGreaterThan(0);
+
+    const u = talking();
+    u.useCase.prepare({ ...RUN, id: 6 });
+    await u.t.advance(10);
+    expect(u.useCase.preparedCount).toBe(1);
+    await u.t.advance(120_000);
+    expect(u.useCase.preparedCount).toBe(0);
+    const discarded = talking();
+    discarded.useCase.prepare({ ...RUN, id: 7 });
+    await discarded.t.advance(10);
+    discarded.useCase.discard(7); // the call ended unanswered
+    expect(discarded.useCase.preparedCount).toBe(0);
+    await discarded.t.advance(10);
+    expect(discarded.tts.requests[0]!.signal?.aborted).toBe(true);
+  });
+});

@@ -31,11 +31,13 @@ import type { ObjectStore } from '../ports/object-store.port.js';
 import type { RunRepository } from '../ports/run.repository.port.js';
 import type { SpeechServices } from '../ports/speech-factory.port.js';
 import type { NormalizedCallEvent } from '../ports/telephony-provider.port.js';
-import type { Timers } from '../ports/timers.port.js';
+import type { TimerHandle, Timers } from '../ports/timers.port.js';
 import type { VoiceActivityDetectorFactory } from '../ports/voice-activity-detector.port.js';
 import type { WorkflowRepository } from '../ports/workflow.repository.port.js';
 import type { Run } from '../runs/run.js';
-import { fromSessionAudio } from '../voice/carrier-audio.js';
+import { fromSessionAudio, SESSION_FORMAT } from '../voice/carrier-audio.js';
+import { greetingFor } from '../conversation/node-context.js';
+import { PreparedSpeech } from '../voice/prepared-speech.js';
 import { noticeTonesMulaw } from '../voice/notice-tones.js';
 import type { PlayoutPacer } from '../voice/playout-pacer.js';
 import { VoiceSession } from '../voice/voice-session.js';
@@ -78,30 +80,88 @@ export type CallConversationStart =
   | { kind: 'timers' }
   | { kind: 'refused'; disposition: 'agent_not_configured' | 'agent_unavailable' };
 
+/** A prepared call waits this long at most for its media stream (a call that rings long, then is not answered). */
+export const PREPARED_TTL_MS = 120_000;
+/** Calls prepared at once at most (more are prepared at their stream's start, as without preparation). */
+const MAX_PREPARED = 1000;
+
+/** What a talking call's conversation is built from. */
+interface CallAgent {
+  config: Record<string, unknown>;
+  c: WorkflowConfigurations;
+  graph: WorkflowGraph;
+  lm: Awaited<ReturnType<LanguageModelFactory['forService']>>;
+  stt: Awaited<ReturnType<SpeechServices['stt']>>;
+  tts: Awaited<ReturnType<SpeechServices['tts']>>;
+  initialContext: Record<string, unknown>;
+  greeting: PreparedSpeech | null;
+}
+
 export class StartCallConversation {
+  /** Calls prepared while ringing (`prepare`), until their stream starts or they expire. */
+  private readonly prepared = new Map<number, { loading: Promise<CallAgent | null>; expiry: TimerHandle }>();
+
   constructor(private readonly deps: StartCallConversationDeps) {}
+
+  /**
+   * The call is about to connect (its inbound webhook was answered, or its outbound answer URL fetched): loads
+   * what its conversation needs (workflow, definition, services) and starts synthesizing its greeting, so that
+   * `execute` at the media stream's `start` finds them ready and the first words need no TTS round trip
+   * (docs/voice.md "First words"); an outbound call with answering-machine detection gets its greeting
+   * synthesized once the conversation opens, as before. Idempotent per run; kept `PREPARED_TTL_MS` at most when no stream comes (the
+   * greeting's synthesis is then aborted). Never throws: a failure here is met again, and handled, by `execute`.
+   */
+  prepare(run: Run): void {
+    if (this.prepared.has(run.id)) return;
+    if (this.prepared.size >= MAX_PREPARED) return;
+    const loading = this.load(run).then((agent) => {
+      // with answering-machine detection the greeting waits for the decision anyway, and a machine never hears
+      // it: it is synthesized when the conversation opens, as before (no speech bought for voicemail boxes)
+      const detecting = run.mode === 'outbound' && voicemailSettingsOf(agent?.config) !== null;
+      if (agent && !detecting) agent.greeting = this.startGreeting(agent);
+      return agent;
+    }).catch(() => null);
+    const expiry = this.deps.timers.setTimeout(() => {
+      const entry = this.prepared.get(run.id);
+      if (entry?.loading !== loading) return;
+      this.prepared.delete(run.id);
+      void loading.then((agent) => agent?.greeting?.abort());
+    }, PREPARED_TTL_MS);
+    this.prepared.set(run.id, { loading, expiry });
+  }
+
+  /** The call ended before its media stream started (not answered, refused): its preparation is dropped. */
+  discard(runId: number): void {
+    const entry = this.prepared.get(runId);
+    if (!entry) return;
+    this.prepared.delete(runId);
+    entry.expiry.cancel();
+    void entry.loading.then((agent) => agent?.greeting?.abort());
+  }
+
+  /** Runs whose preparation waits for their media stream (tests, metrics). */
+  get preparedCount(): number {
+    return this.prepared.size;
+  }
 
   async execute(run: Run, channel: MediaChannel, provider: string): Promise<CallConversationStart> {
     const log = this.deps.log.child({ run_id: run.id, provider });
+    const entry = this.prepared.get(run.id);
+    if (entry) {
+      this.prepared.delete(run.id);
+      entry.expiry.cancel();
+    }
+    let greeting: PreparedSpeech | null = null;
     try {
-      const workflow = await this.deps.workflows.get(run.organizationId, run.workflowId);
-      const config = (workflow?.workflowConfigurations ?? {}) as Record<string, unknown>;
-      if (!workflow || !canTalk(config)) {
+      const agent = (entry ? await entry.loading : null) ?? await this.load(run);
+      greeting = agent?.greeting ?? null;
+      if (!agent) {
         if (provider === SIMULATOR) return { kind: 'timers' };
         log.warn({ workflow_id: run.workflowId }, 'inbound call to an agent without llm, stt and tts: notice, then hang-up');
         await this.refuse(run, channel, provider, 'agent_not_configured', 'the agent has no llm, stt and tts configured (workflow_configurations)');
         return { kind: 'refused', disposition: 'agent_not_configured' };
       }
-      const c = config as WorkflowConfigurations;
-      const version = await this.deps.workflows.getDefinition(run.organizationId, run.workflowId, run.definitionId);
-      if (!version) throw new Error(`workflow ${run.workflowId} has no definition ${run.definitionId}`);
-      const graph = WorkflowGraph.fromDefinition(version.definition);
-      const [lm, stt, tts] = await Promise.all([
-        this.deps.models.forService(run.organizationId, c.llm!.service_id),
-        this.deps.speech.stt(run.organizationId, c.stt!.service_id),
-        this.deps.speech.tts(run.organizationId, c.tts!.service_id),
-      ]);
-      const initialContext = { ...workflow.templateContextVariables, ...run.initialContext };
+      const { config, c, graph, lm, stt, tts, initialContext } = agent;
       const conversation = Conversation.start({
         graph,
         model: { lm, model: c.llm!.model, ...(typeof c.llm!.temperature === 'number' ? { temperature: c.llm!.temperature } : {}) },
@@ -128,6 +188,7 @@ export class StartCallConversation {
           ...(this.deps.events ? { events: this.deps.events } : {}) }),
         settings: { ...settings, ...this.deps.settings, endpointing: { ...settings.endpointing, ...this.deps.settings?.endpointing } },
         logger: log,
+        ...(greeting ? { greeting } : {}),
         ...(voicemail ? {
           voicemail: {
             settings: voicemail,
@@ -145,10 +206,45 @@ export class StartCallConversation {
       log.info({ workflow_id: run.workflowId, definition_id: run.definitionId }, 'the call talks');
       return { kind: 'talking', session };
     } catch (e) {
+      greeting?.abort();
       log.error({ err: (e as Error)?.message }, 'the call could not talk: its agent\'s services are unavailable');
       await this.refuse(run, channel, provider, 'agent_unavailable', `the agent's services are unavailable: ${(e as Error)?.message ?? String(e)}`);
       return { kind: 'refused', disposition: 'agent_unavailable' };
     }
+  }
+
+  /**
+   * What the run's conversation needs, read from storage and the organization's services; null when its workflow
+   * cannot talk (no llm, stt and tts, or the workflow is gone). Throws when a service cannot be built.
+   */
+  private async load(run: Run): Promise<CallAgent | null> {
+    const workflow = await this.deps.workflows.get(run.organizationId, run.workflowId);
+    const config = (workflow?.workflowConfigurations ?? {}) as Record<string, unknown>;
+    if (!workflow || !canTalk(config)) return null;
+    const c = config as WorkflowConfigurations;
+    const version = await this.deps.workflows.getDefinition(run.organizationId, run.workflowId, run.definitionId);
+    if (!version) throw new Error(`workflow ${run.workflowId} has no definition ${run.definitionId}`);
+    const graph = WorkflowGraph.fromDefinition(version.definition);
+    const [lm, stt, tts] = await Promise.all([
+      this.deps.models.forService(run.organizationId, c.llm!.service_id),
+      this.deps.speech.stt(run.organizationId, c.stt!.service_id),
+      this.deps.speech.tts(run.organizationId, c.tts!.service_id),
+    ]);
+    const initialContext = { ...workflow.templateContextVariables, ...run.initialContext };
+    return { config, c, graph, lm, stt, tts, initialContext, greeting: null };
+  }
+
+  /** The start node's greeting, rendered as the conversation will render it, synthesizing; null when it has none. */
+  private startGreeting(agent: CallAgent): PreparedSpeech | null {
+    const text = greetingFor(agent.graph.start, templateContextOf(agent.initialContext, {}), this.deps.clock.now());
+    if (text === undefined) return null;
+    const greeting = PreparedSpeech.start(agent.tts, text, {
+      preferredFormat: SESSION_FORMAT,
+      ...(agent.c.tts!.voice ? { voice: agent.c.tts!.voice } : {}),
+      ...(agent.c.tts!.model ? { model: agent.c.tts!.model } : {}),
+    });
+    void greeting.settled;
+    return greeting;
   }
 
   /** The notice, the run `failed` with `disposition` (before the hang-up: the carrier's later status cannot replace it), then the hang-up. */

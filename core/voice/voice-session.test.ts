@@ -14,6 +14,7 @@ import { heardPrefix } from './sentence-chunker.js';
 import { ENERGY_VAD_SPEECH_DBFS, EnergyVoiceActivityDetectorFactory } from './energy-vad.js';
 import { readAudioFixture } from '../../test/fixtures/audio/fixtures.js';
 import { PlayoutPacer } from './playout-pacer.js';
+import { PreparedSpeech, speechPieces } from './prepared-speech.js';
 import { VoiceSession, type VoiceSessionOptions } from './voice-session.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -70,6 +71,8 @@ function setup(
     /** The scripted STT streams an interim per this much speech (default 0: per-utterance text only). */
     interimEveryMs?: number;
     vad?: VoiceSessionOptions['vad'];
+    /** The greeting synthesized while the call rang. */
+    greeting?: VoiceSessionOptions['greeting'];
   } = {},
 ) {
   const timeline = options.timeline ?? new VirtualTimeline();
@@ -110,6 +113,7 @@ function setup(
     sink,
     settings: options.settings,
     ...(options.voicemail ? { voicemail: options.voicemail } : {}),
+    ...(options.greeting ? { greeting: options.greeting } : {}),
   });
   const seen: Array<{ type: keyof VoiceSessionEventMap; at: number; e: unknown }> = [];
   for (const type of ['state', 'speech_started', 'speech_stopped', 'user_turn', 'node_entered', 'first_audio', 'agent_heard', 'interruption', 'agent_resumed', 'turn_metrics', 'ended'] as const) {
@@ -127,6 +131,44 @@ function setup(
 }
 
 describe('VoiceSession: turns', () => {
+  it('says a greeting synthesized while the call rang at once: its first frame goes out at start, no TTS request', async () => {
+    const timeline = new VirtualTimeline();
+    const ringing = new ScriptedTextToSpeech({ sleep: timeline.sleep, firstAudioDelayMs: TTS_MS, msPerChar: MS_PER_CHAR });
+    const greeting = PreparedSpeech.start(ringing, GREETING, { preferredFormat: MULAW_8K });
+    await timeline.advance(300); // the call rings
+    const s = setup({ timeline, greeting, utterances: ['Yes, this is Dana.'] });
+    await s.timeline.advance(0);
+    expect(s.of('first_audio').map((e) => e.at)).toEqual([0]); // not TTS_MS later
+    await s.untilListening();
+    expect(s.tts.requests).toEqual([]);
+    expect(ringing.requests.map((r) => r.text)).toEqual(speechPieces(GREETING));
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING]);
+    // the caller heard exactly the prepared audio, then the turns go on as usual
+    await s.timeline.advance(500);
+    s.channel.speak(1000);
+    await s.untilListening();
+    expect(s.tts.requests.map((r) => r.text)[0]).toBe('Thank you, Dana.');
+  });
+
+  it('synthesizes the greeting live when the prepared one does not match its text or failed', async () => {
+    const timeline = new VirtualTimeline();
+    const ringing = new ScriptedTextToSpeech({ sleep: timeline.sleep, firstAudioDelayMs: TTS_MS });
+    const stale = PreparedSpeech.start(ringing, 'Hello from an older greeting.', { preferredFormat: MULAW_8K });
+    await timeline.advance(300);
+    const s = setup({ timeline, greeting: stale });
+    await s.untilListening();
+    expect(s.tts.requests.map((r) => r.text)).toEqual(speechPieces(GREETING));
+    expect(s.of('first_audio')[0]!.at).toBe(TTS_MS);
+
+    const t2 = new VirtualTimeline();
+    const broken = new ScriptedTextToSpeech({ sleep: t2.sleep, failOn: { match: /Brightsmile/, error: new Error('quota') } });
+    const failed = PreparedSpeech.start(broken, GREETING, { preferredFormat: MULAW_8K });
+    const s2 = setup({ timeline: t2, greeting: failed }); // fails while the session already waits for it
+    await s2.untilListening();
+    expect(s2.tts.requests.map((r) => r.text)).toEqual(speechPieces(GREETING));
+    expect(s2.of('agent_heard').map((e) => e.text)).toEqual([GREETING]);
+  });
+
   it('greets first, then answers the caller, transitions, and reports latency per reply', async () => {
     const s = setup({ utterances: ['Yes, this is Dana.'] });
     await s.untilListening();
@@ -210,10 +252,10 @@ describe('VoiceSession: hand-over', () => {
 });
 
 /** Greets, lets the caller confirm, and advances until `intoReminderMs` into the reminder's audio. */
-async function untilReminderPlays(s: ReturnType<typeof setup>, intoReminderMs: number): Promise<number> {
+async function untilReminderPlays(s: ReturnType<typeof setup>, intoReminderMs: number, firstSpeechMs = 800): Promise<number> {
   await s.untilListening();
   await s.timeline.advance(300);
-  s.channel.speak(800);
+  s.channel.speak(firstSpeechMs);
   await s.timeline.until(() => s.of('first_audio').length === 2);
   const thankYouMs = 'Thank you, Dana.'.length * MS_PER_CHAR;
   await s.timeline.advance(thankYouMs + TTS_MS + intoReminderMs);
@@ -366,12 +408,24 @@ describe('VoiceSession: backchannels, noise and false interruptions', () => {
 
   it('words that have not come yet hold the interruption until min speech + interruptionWordWaitMs at most, never longer', async () => {
     const s = setup({ utterances: ['Yes, this is Dana.', 'Sorry, what day?'], model: withQuestion, interimEveryMs: 600 });
-    await untilReminderPlays(s, 700);
+    // the caller's first line (300 ms) is too short to show when this STT's words come: the wait is kept
+    await untilReminderPlays(s, 700, 300);
     const queuedAt = s.timeline.now();
     s.channel.speak(700);
     await s.timeline.until(() => s.channel.clears.length > 0, 2000);
     expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBe(300 + 50);
     expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBeLessThanOrEqual(300 + 100);
+  });
+
+  it('no wait for words once this call showed that its STT\'s words come after the wait would end', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Sorry, what day?'], model: withQuestion, interimEveryMs: 600 });
+    // 800 ms of speech whose first interim came 600 ms in: later than 300 + 50, so waiting cannot tell a backchannel
+    await untilReminderPlays(s, 700);
+    const queuedAt = s.timeline.now();
+    s.channel.speak(700);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBe(300);
+    // a streaming STT whose words come in time keeps the wait (and so tells backchannels): see the uh-huh test
   });
 
   it('hiss (the fixture) through the energy VAD never interrupts; loudness alone would have', async () => {

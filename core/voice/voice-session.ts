@@ -5,7 +5,8 @@
  * - States: LISTENING (the caller's turn), THINKING (a reply is being prepared, nothing audible yet),
  *   SPEAKING (agent audio is playing); each agent turn is cancelled through its own AbortController, which
  *   stops the model stream and the TTS of every sentence of that turn.
- * - The greeting (the engine's `open`, templated) is the first thing said.
+ * - The greeting (the engine's `open`, templated) is the first thing said; pieces synthesized while the call
+ *   rang (`greeting`, prepared-speech.ts) are played from that audio.
  * - Caller turns end by endpointing (VAD stop → `stt.finalize()` → `Endpointer`); the model's text is cut by
  *   the `SentenceChunker`, each piece synthesized in order, converted to μ-law 8 kHz and paced out with a mark
  *   per piece.
@@ -13,8 +14,9 @@
  *   noise never counts) while the agent speaks at a node that allows it clears the carrier at once, aborts the
  *   turn and tells the engine only the words heard (`agentInterrupted`). With an STT that streams interims,
  *   backchannel words ("uh-huh") never interrupt and the first words are awaited until the speech is
- *   `interruptionMinSpeechMs + interruptionWordWaitMs` old at most. A barge-in whose utterance proves to be
- *   only a backchannel or noise is a false interruption: the rest of the cut reply is said (`agentResumed`).
+ *   `interruptionMinSpeechMs + interruptionWordWaitMs` old at most (not at all once the call showed that its
+ *   STT's words come later than that). A barge-in whose utterance proves to be only a backchannel or noise
+ *   is a false interruption: the rest of the cut reply is said (`agentResumed`).
  *   Speech while THINKING cancels the reply; the next commit restarts it with the new words (the transcript
  *   merges both). DTMF is user text `[DTMF 5]`.
  * - Endings: idle (check-in, then goodbye → `user_idle`), the time limit (goodbye → `max_duration`, cut
@@ -58,6 +60,7 @@ import { VOICE_DEFAULTS, type VoiceSettings } from './voice-settings.js';
 import { VoicemailGate, type VoicemailGateOptions } from './amd/voicemail-gate.js';
 import type { VoicemailPlan } from './amd/voicemail-policy.js';
 import type { AmdResult } from './amd/amd-result.js';
+import type { PreparedSpeech } from './prepared-speech.js';
 
 export interface VoiceSessionOptions {
   /** Names marks and log lines (the call's id). */
@@ -82,6 +85,11 @@ export interface VoiceSessionOptions {
   logger?: Logger;
   /** Answering-machine detection (outbound calls whose agent has `voicemail.detect`); the session adds its timers and logger. */
   voicemail?: Omit<VoicemailGateOptions, 'timers' | 'logger'>;
+  /**
+   * The greeting synthesized while the call rang (prepared-speech.ts): the opening turn's pieces are taken from
+   * it when their text matches (else synthesized as usual). The session aborts it when the call ends.
+   */
+  greeting?: Pick<PreparedSpeech, 'take' | 'abort'>;
 }
 
 type TurnKind = 'open' | 'send' | 'retry' | 'idle' | 'max_duration' | 'voicemail' | 'resume';
@@ -189,6 +197,14 @@ export class VoiceSession {
   /** The bounded wait for the first words (streaming STT only): running, then over. */
   private bargeWaitTimer: TimerHandle | null = null;
   private bargeWaitOver = false;
+  /**
+   * When the STT's first words of the current speech came (clock), and what this call's speeches long enough
+   * to tell have shown: words within `interruptionMinSpeechMs + interruptionWordWaitMs` of the onset (the wait
+   * for words can tell a backchannel), or only later (it cannot: it is skipped, see checkBargeIn).
+   */
+  private speechWordsAtMs: number | undefined;
+  private wordsInTimeSeen = false;
+  private wordsLateSeen = false;
   /** The reply the last barge-in cut, until the caller's next utterance is committed. */
   private resumable: Resumable | null = null;
   private graceTimer: TimerHandle | null = null;
@@ -290,11 +306,13 @@ export class VoiceSession {
           this.amd?.transcript(event.text, false, atMs);
           this.events.emit('transcript_interim', { text: event.text, atMs });
           this.endpointer.interimTranscript(event.text);
+          if (event.text.trim() !== '') this.speechWordsAtMs ??= atMs;
           this.bargeWordsHeard(event.text, false);
         } else if (event.type === 'final') {
           this.amd?.transcript(event.text, true, atMs);
           this.events.emit('transcript_final', { text: event.text, atMs });
           this.endpointer.finalTranscript(event.text, event.speechFinal);
+          if (event.text.trim() !== '') this.speechWordsAtMs ??= atMs;
           this.bargeWordsHeard(event.text, true);
         } else if (event.type === 'utterance_end') {
           this.endpointer.utteranceEnd();
@@ -346,6 +364,7 @@ export class VoiceSession {
     if (event.type === 'speech_start') {
       this.amd?.speechStarted(atMs);
       this.speechOnsetMs = atMs;
+      this.speechWordsAtMs = undefined;
       this.events.emit('speech_started', { atMs });
       this.cancelIdle();
       this.speechCounts = false;
@@ -362,6 +381,7 @@ export class VoiceSession {
       return;
     }
     this.disarmBargeIn();
+    this.noteWordTiming(atMs);
     this.amd?.speechStopped(atMs);
     this.events.emit('speech_stopped', { atMs: nowMs, endOfSpeechMs: atMs });
     this.stt?.finalize();
@@ -431,8 +451,9 @@ export class VoiceSession {
    * speech (what the VAD calls speech, sustained-speech.ts) must last `interruptionMinSpeechMs`. Then the
    * words, when the STT streams them: only backchannel words ("uh-huh", "okay": backchannel.ts) never
    * interrupt; any other word interrupts at once; no words yet waits for them until the speech is
-   * `interruptionMinSpeechMs + interruptionWordWaitMs` old, then interrupts. With a per-utterance STT (no
-   * interims) the duration rule alone decides. If the agent finished first, the speech is the caller's turn.
+   * `interruptionMinSpeechMs + interruptionWordWaitMs` old, then interrupts (no wait when `wordsComeTooLate`:
+   * on this call they never came that early). With a per-utterance STT (no interims) the duration rule alone
+   * decides. If the agent finished first, the speech is the caller's turn.
    */
   private checkBargeIn(): void {
     if (this.finishing || !this.vad.speaking) return;
@@ -453,7 +474,7 @@ export class VoiceSession {
     const words = [...this.bargeFinals, this.bargeInterim].join(' ').trim();
     if (words !== '') {
       if (isBackchannel(words)) return; // the caller is listening: the agent goes on
-    } else if (this.stt?.interimResults === true && !this.bargeWaitOver) {
+    } else if (this.stt?.interimResults === true && !this.bargeWaitOver && !this.wordsComeTooLate()) {
       // until the speech is interruptionMinSpeechMs + interruptionWordWaitMs old at most: a late frame (a busy
       // event loop) waits less, so the clear still comes within the target
       const waitMs = onset + this.settings.interruptionMinSpeechMs + this.settings.interruptionWordWaitMs - this.timers.now();
@@ -491,6 +512,28 @@ export class VoiceSession {
       this.bargeInterim = text;
     }
     this.checkBargeIn();
+  }
+
+  /**
+   * A speech ended at `endMs`: if it lasted past the word-wait deadline (interruptionMinSpeechMs +
+   * interruptionWordWaitMs from its onset), whether the STT's first words came by then says whether the wait
+   * can ever tell a backchannel on this call. Judged at the stop: words that had not come by then (a final
+   * after Finalize) came late.
+   */
+  private noteWordTiming(endMs: number): void {
+    const deadline = this.speechOnsetMs + this.settings.interruptionMinSpeechMs + this.settings.interruptionWordWaitMs;
+    if (endMs < deadline) return;
+    if (this.speechWordsAtMs !== undefined && this.speechWordsAtMs <= deadline) this.wordsInTimeSeen = true;
+    else this.wordsLateSeen = true;
+  }
+
+  /**
+   * The wait for words cannot change the outcome: on this call, a speech long enough to tell got its first words
+   * only after the deadline, and none ever got them in time (an STT whose interims come about once a second, as
+   * Deepgram's do by default). Until a first such speech was heard, the wait is kept.
+   */
+  private wordsComeTooLate(): boolean {
+    return this.wordsLateSeen && !this.wordsInTimeSeen;
   }
 
   /** Forgets the armed speech (it stopped, interrupted, or a new one began). */
@@ -696,7 +739,9 @@ export class VoiceSession {
     if (turn.aborted || turn.failed) return;
     const requestedAt = this.timers.now();
     try {
-      const audio = await this.options.tts.synthesize({
+      // the greeting's pieces were synthesized while the call rang: no TTS round trip before the first words
+      const prepared = turn.kind === 'open' ? this.options.greeting?.take(segment.text) : null;
+      const audio = (prepared ? await prepared.catch(() => null) : null) ?? await this.options.tts.synthesize({
         text: segment.text,
         ...this.options.ttsOptions,
         preferredFormat: SESSION_FORMAT,
@@ -974,6 +1019,7 @@ export class VoiceSession {
       this.closing = true;
       for (const t of [this.idleTimer, this.maxTimer, this.graceTimer]) t?.cancel();
       this.amd?.close();
+      this.options.greeting?.abort();
       this.vad.close();
       this.endpointer.reset();
       this.turn?.controller.abort();

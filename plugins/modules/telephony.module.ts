@@ -168,9 +168,9 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
     [RunRepository, PhoneNumberRepository, ProviderInstances, CallUrls, Clock],
   ).inSingletonScope();
   c.bind(HandleInboundWebhook).toResolvedValue(
-    (cfg: TelephonyConfigurationRepository, i: ProviderInstances, receive: ReceiveInboundCall, urls: CallUrls, log: Logger) =>
-      new HandleInboundWebhook(registry, cfg, i, receive, urls, log),
-    [TelephonyConfigurationRepository, ProviderInstances, ReceiveInboundCall, CallUrls, Logger],
+    (cfg: TelephonyConfigurationRepository, i: ProviderInstances, receive: ReceiveInboundCall, urls: CallUrls, log: Logger, listeners: CallOutcomeListeners) =>
+      new HandleInboundWebhook(registry, cfg, i, receive, urls, log, listeners),
+    [TelephonyConfigurationRepository, ProviderInstances, ReceiveInboundCall, CallUrls, Logger, CallOutcomeListeners],
   ).inSingletonScope();
 
   c.bind(HttpRoutesToken).toResolvedValue(
@@ -189,9 +189,9 @@ export function telephonyModule(c: Container, registry: ProviderRegistry): void 
     [HandleStatusWebhook, HandleInboundWebhook, SettingsToken],
   );
   c.bind(AnswerOutboundCall).toResolvedValue(
-    (runs: RunRepository, cfg: TelephonyConfigurationRepository, i: ProviderInstances, urls: CallUrls, log: Logger) =>
-      new AnswerOutboundCall(registry, runs, cfg, i, urls, log),
-    [RunRepository, TelephonyConfigurationRepository, ProviderInstances, CallUrls, Logger],
+    (runs: RunRepository, cfg: TelephonyConfigurationRepository, i: ProviderInstances, urls: CallUrls, log: Logger, listeners: CallOutcomeListeners) =>
+      new AnswerOutboundCall(registry, runs, cfg, i, urls, log, listeners),
+    [RunRepository, TelephonyConfigurationRepository, ProviderInstances, CallUrls, Logger, CallOutcomeListeners],
   ).inSingletonScope();
   c.bind(HttpRoutesToken).toResolvedValue(
     (answer: AnswerOutboundCall, s: Settings) => telephonyAnswerRoutes({ answer, publicUrl: s.publicUrl }),

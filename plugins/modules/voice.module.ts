@@ -89,13 +89,21 @@ export function voiceModule(c: Container, settings: Settings): void {
     deps: {
       runs: Ports.runs, workflows: Ports.workflows, models: Ports.models, speech: Ports.speech, vad: Ports.vad, pacer: PlayoutPacer,
       clock: Ports.clock, store: Ports.store, applyStatus: ApplyCallStatus, transfer: Ports.transfer, logger: Ports.logger, events: Ports.events,
-      carrierAmd: CarrierAmdRouter,
+      carrierAmd: CarrierAmdRouter, listeners: CallOutcomeListeners,
     },
     optional: ['transfer', 'events'],
-    init: (d) => new StartCallConversation({
-      ...d, timers: systemTimers, log: d.logger.child({ component: 'voice' }), ...(d.transfer ? { transfer: d.transfer } : {}),
-      ...(d.events ? { events: d.events } : {}),
-    }),
+    init: (d) => {
+      const conversations = new StartCallConversation({
+        ...d, timers: systemTimers, log: d.logger.child({ component: 'voice' }), ...(d.transfer ? { transfer: d.transfer } : {}),
+        ...(d.events ? { events: d.events } : {}),
+      });
+      // a call about to connect (inbound answered, outbound picked up): its greeting is synthesized while it rings
+      d.listeners.add({
+        onRunFinished: async (run) => conversations.discard(run.id),
+        onCallConnecting: (run) => conversations.prepare(run),
+      });
+      return conversations;
+    },
   });
   provide(c, Ports.simulatedCallers, {
     deps: { conversations: StartCallConversation, runs: Ports.runs, workflows: Ports.workflows, speech: Ports.speech, models: Ports.models, logger: Ports.logger },

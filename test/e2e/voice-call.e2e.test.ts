@@ -224,6 +224,33 @@ describe('calls that talk', () => {
     expect(metrics.turns).toBeGreaterThanOrEqual(1);
   }, 15_000);
 
+  it('(d) the greeting of an inbound Twilio call is synthesized while it rings: by the stream\'s start it is ready, and it is what the caller hears', async () => {
+    const callSid = `CA${String(++callCounter).padStart(32, '7')}`;
+    const speechRequests = () => openai.speech.requests.filter((r) => r.path === '/v1/audio/speech').map((r) => r.fields.input);
+    const before = speechRequests().length;
+    const r = await twilioPost('/telephony/twilio/inbound', { AccountSid: twilio.accountSid, CallSid: callSid, From: '+15559876543', To: TWILIO_NUMBER, Direction: 'inbound', CallStatus: 'ringing' });
+    expect(r.status).toBe(200);
+    // no media stream yet: the greeting's pieces are synthesized meanwhile
+    await waitFor('the greeting\'s synthesis', async () => speechRequests().slice(before), (texts) => texts.length === 2);
+    expect(speechRequests().slice(before)).toEqual(['Hi, this is Ava from Brightsmile Dental.', 'Am I speaking with Dana?']);
+    const url = /<Stream url="([^"]+)"/.exec(r.text)![1]!;
+    const parameters = Object.fromEntries([...r.text.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]));
+    const caller = await TwilioMediaCaller.connect({ url: svc.url.replace(/^http/, 'ws') + new URL(url).pathname, callSid, parameters });
+    try {
+      await caller.until('the greeting to start', () => caller.agentVoiceAt.length > 0);
+      await caller.until('the greeting to end', () => caller.agentVoiceAt.length > 0 && performance.now() - caller.agentVoiceAt.at(-1)! > 600, 8000);
+      expect(speechRequests().length).toBe(before + 2); // played from the prepared audio: not synthesized again
+      await caller.hangUp();
+      await caller.closed;
+    } finally {
+      caller.close();
+    }
+    const runId = Number(parameters.run_id);
+    const run = await waitFor('the run\'s transcript', async () => (await svc.get(`/workflow/${talkingWorkflow}/runs/${runId}`, auth)).body, (b) => b.transcript_url !== null);
+    const transcript = JSON.parse((await download(run.transcript_url)).toString('utf8'));
+    expect(transcript.turns[0]).toMatchObject({ role: 'assistant', node_id: 'start', text: 'Hi, this is Ava from Brightsmile Dental. Am I speaking with Dana?' });
+  }, 20_000);
+
   it('(c) an inbound Twilio call to an agent without llm, stt and tts hears a short notice and ends; its run fails with agent_not_configured', async () => {
     const speechRequests = openai.speech.requests.length;
     const { runId, caller } = await twilioCall(TWILIO_SILENT_NUMBER);
