@@ -191,7 +191,7 @@ render.webhooks = (r) => `${fmt(r.events, 0)} \`call.ended\` events (${r.body_by
   + 'which is why the ratio sits at about 0.5 and a run lands above or below it with the load. Evaluated and left: group commit (the benchmark awaits each publish one turn apart, so no two inserts are ever pending together, '
   + 'and in the service a window would delay every publish\'s durability); an HMAC from precomputed SHA-256 states (Hash.copy): 7.3-10.6 against 7.6-9.4 us per signature, no gain. '
   + 'Noticed and left (not webhooks-only): the WAL auto-checkpoint runs inside whichever commit crosses 1,000 frames, on the event loop: 21 fsync/fdatasync per run of this benchmark, 123 ms in all, the longest 65 ms (strace -T, load ~8); '
-  + 'a checkpointer on its own connection in a worker thread would take those stalls off every feature\'s event loop.';
+  + 'a checkpointer on its own connection in a worker thread would take those stalls off every feature\'s event loop. Done since (adapters/storage/sqlite/wal-checkpointer.ts, docs/deployment.md): the service\'s connection no longer checkpoints, a worker thread does once a second. This benchmark cannot show it: two alternating pairs without / with it (load ~1.7) gave ratios 0.43, 0.53 / 0.42, 0.43 and CPU per event 0.70, 0.65 / 0.60, 0.70 ms. The run above (quiet, load 1.2) is with it and with every change of round 3: 0.44.';
 
 // Section 9 (bench/amd.mjs): our detector against a naive greeting-length rule on the same fixtures and VAD.
 render.amd = (r) => {
