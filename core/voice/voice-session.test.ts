@@ -236,6 +236,35 @@ describe('VoiceSession: turns', () => {
   });
 });
 
+describe('VoiceSession: what the STT hears', () => {
+  it('a per-utterance STT gets the caller\'s speech with a short lead, not the silence while the agent spoke', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.'] });
+    await s.untilListening(); // ~4.5 s of greeting: the caller's line is silence all along
+    await s.timeline.advance(500);
+    s.channel.speak(1000);
+    await s.untilListening();
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.']);
+    const stream = s.stt.streams[0]!;
+    expect(stream.interimResults).toBe(false);
+    // the 1,000 ms utterance, the VAD's 300 ms hangover (in 32 ms windows), the 300 ms pre-roll and the frames
+    // the VAD needed to call the start and the stop; the whole stream up to the stop was over 5 s
+    expect(stream.pushedBytes).toBeGreaterThanOrEqual(8 * 1300);
+    expect(stream.pushedBytes).toBeLessThanOrEqual(8 * 1800);
+    expect(stream.finalizeCalls).toBe(1);
+  });
+
+  it('a streaming STT (interim results) hears the whole stream, for its own endpointing and timestamps', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.'], interimEveryMs: 200 });
+    await s.untilListening();
+    await s.timeline.advance(500);
+    s.channel.speak(1000);
+    await s.untilListening();
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.']);
+    const elapsedMs = s.timeline.now() - s.t0;
+    expect(s.stt.streams[0]!.pushedBytes).toBeGreaterThan(8 * (elapsedMs - 100));
+  });
+});
+
 describe('VoiceSession: hand-over', () => {
   it('does not hang up when the sink handed the caller over (an accepted transfer)', async () => {
     const s = setup({ utterances: ['Yes, this is Dana.', 'I will be there.'], handOver: true });

@@ -61,6 +61,12 @@ import { VoicemailGate, type VoicemailGateOptions } from './amd/voicemail-gate.j
 import type { VoicemailPlan } from './amd/voicemail-policy.js';
 import type { AmdResult } from './amd/amd-result.js';
 import type { PreparedSpeech } from './prepared-speech.js';
+import { UtteranceGate } from './utterance-gate.js';
+
+/** A per-utterance STT gets its utterance from this long before the VAD's speech start (soft onsets, the start's judgement). */
+const UTTERANCE_PREROLL_MS = 300;
+/** The caller's audio kept meanwhile for that (it covers the VAD's lag in judging a start, batched Silero's too). */
+const UTTERANCE_KEEP_MS = 1000;
 
 export interface VoiceSessionOptions {
   /** Names marks and log lines (the call's id). */
@@ -166,6 +172,8 @@ export class VoiceSession {
   private state_: VoiceState = 'listening';
   private turn: AgentTurn | null = null;
   private stt: SttStream | null = null;
+  /** A per-utterance STT hears the caller's speech only (core/voice/utterance-gate.ts); null: it hears the whole stream. */
+  private sttGate: UtteranceGate | null = null;
   private vadStreamMs = 0;
   /** Clock time at which the caller audio up to `vadStreamMs` (VAD stream time) had arrived. */
   private vadClockMs = 0;
@@ -298,6 +306,7 @@ export class VoiceSession {
       return;
     }
     this.stt = stream;
+    if (!stream.interimResults) this.sttGate = new UtteranceGate((bytes) => stream.push(bytes), { bytesPerMs: 8, keepMs: UTTERANCE_KEEP_MS, prerollMs: UTTERANCE_PREROLL_MS });
     try {
       for await (const event of stream.events) {
         if (this.finishing) break;
@@ -334,7 +343,8 @@ export class VoiceSession {
     const pcm = this.callerPcm.decode(bytes);
     this.events.emit('caller_audio', { pcm, atMs });
     this.amd?.audio(pcm, atMs - pcm.length / 8);
-    this.stt?.push(bytes);
+    if (this.sttGate) this.sttGate.push(bytes);
+    else this.stt?.push(bytes);
     this.vadStreamMs += pcm.length / 8;
     this.vadClockMs = atMs;
     // on the audio's own clock (stream time), not arrival time: frames delayed by a busy event loop and then
@@ -362,6 +372,7 @@ export class VoiceSession {
     const nowMs = this.timers.now();
     const atMs = this.clockAt(event.atMs);
     if (event.type === 'speech_start') {
+      this.sttGate?.speechStarted(this.vadStreamMs - event.atMs);
       this.amd?.speechStarted(atMs);
       this.speechOnsetMs = atMs;
       this.speechWordsAtMs = undefined;
@@ -384,6 +395,7 @@ export class VoiceSession {
     this.noteWordTiming(atMs);
     this.amd?.speechStopped(atMs);
     this.events.emit('speech_stopped', { atMs: nowMs, endOfSpeechMs: atMs });
+    this.sttGate?.speechStopped();
     this.stt?.finalize();
     if (this.speechCounts) this.endpointer.speechStopped(atMs);
     else if (this.state_ === 'listening' && !this.turn) this.armIdle();
