@@ -31,7 +31,7 @@ import { createServer } from 'node:http';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
-import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
 import { runInNewContext } from 'node:vm';
 import { dist, freshDir, mainThreadCpuMs, percentile, report } from './lib.mjs';
 
@@ -142,6 +142,9 @@ async function workerMain() {
     const noises = m.noises.map((n) => ({ name: n.name, audio: new Uint8Array(n.audio) }));
     known = m.known.map((k) => ({ text: k.text, audio: Buffer.from(k.audio) }));
     const firstWords = [];
+    // the callers' and fakes' own event loop: a late one delays what the wire shows, on top of the service
+    const workerLoop = monitorEventLoopDelay({ resolution: 10 });
+    workerLoop.enable();
     const rings = [];
     const falseInterruptions = Object.fromEntries(noises.map((n) => [n.name, { played: 0, clears: 0 }]));
     /** Per fixture played: the call, its wall-clock window (for the run log's false_interruption entries) and whether it was cleared. */
@@ -216,7 +219,8 @@ async function workerMain() {
         caller?.close();
       }
     }));
-    parentPort.postMessage({ type: 'done', rings, latencies, bargeIns, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
+    workerLoop.disable();
+    parentPort.postMessage({ type: 'done', workerLoopP99Ms: workerLoop.percentile(99) / 1e6, rings, latencies, bargeIns, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
   });
 }
 
@@ -394,6 +398,7 @@ async function main() {
       barge_in: { events: done.bargeIns.length, p50_ms: round(percentile(done.bargeIns, 50)), p95_ms: round(percentile(done.bargeIns, 95)), target_ms: MIN_SPEECH_MS + 100 },
       service_cpu_percent_of_core: round((100 * (cpu.user + cpu.system) / 1000) / wall),
       event_loop_delay_p99_ms: round(loopDelay.percentile(99) / 1e6),
+      callers_worker_event_loop_p99_ms: round(done.workerLoopP99Ms),
       service_gc: gcStats,
       // the service alone (main thread; the callers and fakes run on the worker): robust to other load on the machine
       service_main_thread_cpu_ms_per_call: mainCpu === null ? null : round(mainCpu / n),
