@@ -111,6 +111,24 @@ export class MediaRecording {
     return this.finishing;
   }
 
+  /**
+   * Ends the recording without a WAV: the raw object is deleted once its upload ends, and `finish` returns null
+   * (a talking call records itself; what this recording took before the hand-over is not kept). Idempotent.
+   */
+  abandon(): Promise<MediaRecordingResult | null> {
+    this.finishing ??= (async () => {
+      this.ended = true;
+      this.queue.length = 0;
+      this.queuedBytes = 0;
+      this.wakeReader();
+      this.releaseDrainWaiters();
+      await this.upload;
+      await this.store.delete(this.options.rawKey).catch(() => undefined);
+      return null;
+    })();
+    return this.finishing;
+  }
+
   private async finalize(): Promise<MediaRecordingResult | null> {
     this.ended = true;
     this.wakeReader();

@@ -259,7 +259,10 @@ export class MediaSession {
    * this session (the stream's summary still is). Idempotent.
    */
   handOverRecording(): void {
+    if (this.recordingHandedOver) return;
     this.recordingHandedOver = true;
+    // the first frames it took before the hand-over would leave a caller-only WAV nothing points to
+    void this.recording?.abandon();
   }
 
   whenDrained(cb: () => void): void {
@@ -339,7 +342,7 @@ export class MediaSession {
       outbound_bytes: this.outboundBytes,
       recorded_bytes: recording?.dataBytes ?? 0,
       recording_truncated: recording?.truncated ?? false,
-      not_recorded_reason: recording ? null : this.notRecordedReason ?? (this.inboundBytes === 0 ? 'no caller audio arrived' : 'the recording could not be stored'),
+      not_recorded_reason: recording ? null : this.recordingHandedOver ? 'recorded by the voice session' : this.notRecordedReason ?? (this.inboundBytes === 0 ? 'no caller audio arrived' : 'the recording could not be stored'),
       dtmf_count: this.dtmfCount,
       ignored_messages: this.ignored,
       timeline: this.timeline,
