@@ -141,10 +141,10 @@ export class SqliteWebhookRepository implements WebhookRepository {
             next: until ?? now, until, token: token ? `${token}.${id}` : null, now,
           };
           if (this.q.insertDelivery.run(row).changes === 0) continue;
-          stored.push({
-            id, organizationId, endpointId: d.endpointId, event: d.event, body: row.body, status: 'pending', attempts: 0, lastStatusCode: null, lastError: null,
-            nextAttemptAt: fromMs(row.next), leaseUntil: fromMsOrNull(until), leaseToken: row.token, createdAt: fromMs(now), updatedAt: fromMs(now),
-          });
+          stored.push(webhookDeliveryFromRow({
+            id, organization_id: organizationId, endpoint_id: d.endpointId, event: d.event, body: row.body, status: 'pending', attempts: 0,
+            last_status_code: null, last_error: null, next_attempt_at: row.next, lease_until: until, lease_token: row.token, created_at: now, updated_at: now,
+          }));
           block.next++;
         }
         // the event's marker goes with the same commit: one write per published event, not two
