@@ -42,11 +42,11 @@ export class AnswerOutboundCall {
   async execute(provider: string, runId: number, request: WebhookRequest): Promise<ProviderMarkup> {
     if (!this.catalog.get(provider)) throw new NotFoundError('provider_not_found', 'No such telephony provider');
     const found = await this.instanceForRun(provider, runId);
-    const instance = found?.instance ?? null;
-    if (!found || !instance) {
+    if (!found) {
       this.log.warn({ provider, run_id: runId }, 'answer request refused: unknown run or not a run of this provider');
       throw signatureInvalid();
     }
+    const { run, instance } = found;
     if (!canAnswer(instance)) {
       throw new NotFoundError('outbound_answer_not_supported', `Provider "${provider}" takes no answer URL requests: its calls get their instructions when they are placed`);
     }
@@ -55,7 +55,7 @@ export class AnswerOutboundCall {
       this.log.warn({ provider, run_id: runId }, 'answer request signature invalid');
       throw signatureInvalid();
     }
-    this.listeners?.callConnecting(found.run);
+    this.listeners?.callConnecting(run);
     return instance.answerOutbound(verified, { runId, mediaUrl: this.urls.media(provider, runId), statusCallbackUrl: this.urls.status(provider, runId) });
   }
 

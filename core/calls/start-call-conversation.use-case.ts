@@ -243,7 +243,6 @@ export class StartCallConversation {
       ...(agent.c.tts!.voice ? { voice: agent.c.tts!.voice } : {}),
       ...(agent.c.tts!.model ? { model: agent.c.tts!.model } : {}),
     });
-    void greeting.settled;
     return greeting;
   }
 
