@@ -315,14 +315,12 @@ export class VoiceSession {
           this.amd?.transcript(event.text, false, atMs);
           this.events.emit('transcript_interim', { text: event.text, atMs });
           this.endpointer.interimTranscript(event.text);
-          if (event.text.trim() !== '') this.speechWordsAtMs ??= atMs;
-          this.bargeWordsHeard(event.text, false);
+          this.wordsHeard(event.text, false, atMs);
         } else if (event.type === 'final') {
           this.amd?.transcript(event.text, true, atMs);
           this.events.emit('transcript_final', { text: event.text, atMs });
           this.endpointer.finalTranscript(event.text, event.speechFinal);
-          if (event.text.trim() !== '') this.speechWordsAtMs ??= atMs;
-          this.bargeWordsHeard(event.text, true);
+          this.wordsHeard(event.text, true, atMs);
         } else if (event.type === 'utterance_end') {
           this.endpointer.utteranceEnd();
         }
@@ -514,8 +512,9 @@ export class VoiceSession {
     this.endpointer.speechStarted(onset);
   }
 
-  /** A transcript arrived: while armed, the words may decide the barge-in. */
-  private bargeWordsHeard(text: string, final: boolean): void {
+  /** A transcript arrived at `atMs`: when this speech's first words came, and, while armed, the barge-in's words. */
+  private wordsHeard(text: string, final: boolean, atMs: number): void {
+    if (text.trim() !== '') this.speechWordsAtMs ??= atMs;
     if (!this.bargeInArmed) return;
     if (final) {
       if (text.trim() !== '') this.bargeFinals.push(text.trim());
