@@ -175,6 +175,11 @@ class DeepgramSttStream implements SttStream {
     }
     this.pending.push(copy);
     this.pendingBytes += copy.length;
+    this.trimPending();
+  }
+
+  /** Keeps the newest `maxBufferedMs` of what waits for a connection. */
+  private trimPending(): void {
     while (this.pendingBytes > this.maxPendingBytes && this.pending.length > 1) this.pendingBytes -= this.pending.shift()!.length;
   }
 
@@ -335,7 +340,7 @@ class DeepgramSttStream implements SttStream {
     // what the lost connection took without finalizing goes first, then what was pushed since (newest kept)
     this.pending = [...this.unconfirmed, ...this.pending];
     this.pendingBytes += this.unconfirmedBytes;
-    while (this.pendingBytes > this.maxPendingBytes && this.pending.length > 1) this.pendingBytes -= this.pending.shift()!.length;
+    this.trimPending();
     this.unconfirmed = [];
     this.unconfirmedBytes = 0;
     this.unconfirmedFrom = 0;

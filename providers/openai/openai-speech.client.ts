@@ -157,9 +157,9 @@ class OpenAiUtteranceStream implements SttStream {
   readonly interimResults = false;
   /**
    * The utterance's audio so far, `bytes` of it, in one buffer that grows by doubling: a call pushes 50 frames a
-   * second and keeps them until the VAD's stop (the caller's silence while the agent speaks included), and one
-   * object per frame kept for seconds was promoted to the old generation (docs/benchmarks.md section 10: at 50
-   * calls the service ran a full collection every 1-2 s).
+   * second and keeps them until the VAD's stop (a talking call gives it its speech only:
+   * core/voice/utterance-gate.ts), and one object per frame kept for seconds was promoted to the old generation
+   * (docs/benchmarks.md section 10: at 50 calls the service ran a full collection every 1-2 s).
    */
   private audio: Uint8Array | null = null;
   private bytes = 0;
