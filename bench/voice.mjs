@@ -12,7 +12,8 @@
 // its inbound webhook was answered at the earliest, as a carrier answers and then connects (the service prepares
 // the greeting meanwhile; 0: the stream starts the moment the webhook is answered). False interruptions: after the
 // barge-in, one more turn per fixture, and 200 ms into the agent's reply the caller plays a backchannel or line
-// noise (test/fixtures/audio: "uh-huh", quiet pink noise, louder hiss); a `clear` while it plays (or within 1 s after) counts as a false interruption. The
+// noise (test/fixtures/audio: "uh-huh" and "mm-hmm", longer than interruption_min_speech_ms; a quick "yeah" and a
+// cough, shorter; quiet pink noise, louder hiss); a `clear` while it plays (or within 1 s after) counts as a false interruption. The
 // whole run is repeated per VAD (BENCH_VOICE_VADS, default energy,silero: CALLPLANE_VOICE_VAD) and per STT mode
 // (BENCH_VOICE_STT, default utterance,streaming): `utterance` is the OpenAI-compatible /audio/transcriptions fake
 // (text only after the VAD's stop, no interims), `streaming` a Deepgram-protocol fake (test/fakes/deepgram) with
@@ -273,6 +274,7 @@ async function main() {
   const noises = [
     { name: 'uh-huh', audio: trim(fixture('uh-huh')) },
     { name: 'mm-hmm', audio: trim(fixture('mm-hmm')) },
+    { name: 'yeah', audio: trim(fixture('yeah')) },
     { name: 'cough', audio: trim(fixture('cough')) },
     { name: 'noise-low-2s', audio: fixture('noise-low-2s') },
     { name: 'noise-hiss-2s', audio: fixture('noise-hiss-2s') },

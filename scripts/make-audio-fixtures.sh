@@ -17,8 +17,8 @@ LEAD=0.5
 TAIL=0.7
 ULAW=(-D -r 8000 -e mu-law -b 8 -c 1)
 
-say() { # name, text
-  espeak-ng -v en-us -s 165 --stdout "$2" | sox -R -t wav - "${ULAW[@]}" "$OUT/$1.wav" gain -n -3 pad "$LEAD" "$TAIL"
+say() { # name, text[, words per minute: 165]
+  espeak-ng -v en-us -s "${3:-165}" --stdout "$2" | sox -R -t wav - "${ULAW[@]}" "$OUT/$1.wav" gain -n -3 pad "$LEAD" "$TAIL"
 }
 
 say yes-i-will-attend "Yes, I will attend."
@@ -26,6 +26,9 @@ say hello-who-is-this "Hello? Who is this?"
 say can-you-repeat-that "Sorry, can you repeat that?"
 say uh-huh "Uh-huh."
 say mm-hmm "Mm-hmm."
+# a quick backchannel, spoken faster (~260 ms of sustained speech to the VADs): shorter than interruption_min_speech_ms's 300 ms default,
+# where "uh-huh" (~410 ms) and "mm-hmm" (~600 ms) at the usual rate are longer
+say yeah "Yeah." 215
 say barge-in-long "Sorry to interrupt, but I actually need to move my appointment to next Tuesday afternoon, if that is still possible."
 
 # 2 s of digital silence, 2 s of quiet line noise (about -55 dBFS RMS, under the VAD's energy gate) and 2 s of
@@ -50,6 +53,7 @@ cat > "$OUT/fixtures.json" <<JSON
     "can-you-repeat-that": "Sorry, can you repeat that?",
     "uh-huh": "Uh-huh.",
     "mm-hmm": "Mm-hmm.",
+    "yeah": "Yeah.",
     "barge-in-long": "Sorry to interrupt, but I actually need to move my appointment to next Tuesday afternoon, if that is still possible."
   },
   "non_speech": ["silence-2s", "noise-low-2s", "noise-hiss-2s"],

@@ -6,6 +6,7 @@ import { EnergyVoiceActivityDetector } from '../../core/voice/energy-vad.js';
 import { SileroBatcher, type SileroBatchClient } from './silero-batcher.js';
 import { SILERO_STATE_LENGTH, sharedSileroSession, sileroInputLength, sileroSessionsCreated, type SileroSession } from './silero-session.js';
 import { SileroVoiceActivityDetector, SileroVoiceActivityDetectorFactory } from './silero-vad.js';
+import { longestSustainedSpeechMs } from '../../test/support/sustained-speech.js';
 
 /** Pushes `pcm` in 20 ms frames, as a carrier delivers it (scores synchronously: maxWaitMs 0). */
 function feed(d: { push(p: Int16Array): VadEvent[] }, pcm: Int16Array, frame = 160): VadEvent[] {
@@ -39,6 +40,14 @@ function interleaved(f: SileroVoiceActivityDetectorFactory, audios: Int16Array[]
 }
 
 describe('Silero VAD on the speech fixtures', () => {
+  it('measures the quick "yeah" and the cough under the 300 ms barge-in default, "uh-huh" and "mm-hmm" over it', () => {
+    const longest = (name: 'yeah' | 'cough' | 'uh-huh' | 'mm-hmm') => longestSustainedSpeechMs(factory.create({ sampleRate: 8000 }), readAudioFixture(name).samples);
+    expect(longest('yeah')).toBeLessThan(300);
+    expect(longest('cough')).toBeLessThan(300);
+    expect(longest('uh-huh')).toBeGreaterThanOrEqual(300);
+    expect(longest('mm-hmm')).toBeGreaterThanOrEqual(300);
+  });
+
   for (const name of SPEECH_FIXTURES) {
     it(`${name}: speech starts and stops inside the utterance, at 8 kHz and at 16 kHz`, () => {
       const wav = readAudioFixture(name);

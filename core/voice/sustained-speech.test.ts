@@ -1,5 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { SustainedSpeech } from './sustained-speech.js';
+import { EnergyVoiceActivityDetector } from './energy-vad.js';
+import { readAudioFixture } from '../../test/fixtures/audio/fixtures.js';
+import { longestSustainedSpeechMs } from '../../test/support/sustained-speech.js';
 
 const loud = new Int16Array(160).fill(8000);
 const quiet = new Int16Array(160);
@@ -55,4 +58,16 @@ describe('SustainedSpeech', () => {
     play(loud, 600, (end) => end <= speechEnd);
     expect(s.durationMs).toBeLessThanOrEqual(speechEnd - onset + 32);
   });
+
+  it('with the energy VAD, the quick "yeah" and the cough stay under the 300 ms default; "uh-huh" and "mm-hmm" pass it', () => {
+    const longest = (name: 'yeah' | 'cough' | 'uh-huh' | 'mm-hmm') => longestSustainedSpeechMs(new EnergyVoiceActivityDetector({ sampleRate: 8000 }), readAudioFixture(name).samples);
+    // shorter than interruption_min_speech_ms: these never interrupt the agent, whatever the STT
+    expect(longest('yeah')).toBeLessThan(300);
+    expect(longest('cough')).toBeLessThan(300);
+    // longer: at the default only their words can spare the agent (a streaming STT's words in time), else the
+    // barge-in is judged false afterwards and the agent resumes (docs/voice.md, rule 2)
+    expect(longest('uh-huh')).toBeGreaterThanOrEqual(300);
+    expect(longest('mm-hmm')).toBeGreaterThanOrEqual(300);
+  });
 });
+
