@@ -15,7 +15,7 @@ import { ENERGY_VAD_SPEECH_DBFS, EnergyVoiceActivityDetectorFactory } from './en
 import { readAudioFixture } from '../../test/fixtures/audio/fixtures.js';
 import { PlayoutPacer } from './playout-pacer.js';
 import { PreparedSpeech, speechPieces } from './prepared-speech.js';
-import { VoiceSession, type VoiceSessionOptions } from './voice-session.js';
+import { MUTED_REPLY_MAX_CHARS, VoiceSession, type VoiceSessionOptions } from './voice-session.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AMD_FIXTURES_DIR, readAmdFixture } from '../../test/fixtures/amd/fixtures.js';
@@ -705,6 +705,123 @@ describe('VoiceSession: false interruptions while the model still streams (a rea
     expect(s.of('node_entered')).toEqual([]);
     expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', 'Uh-huh.']);
     expect(s.conversation.state.history.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([GREETING, 'Thank you,', 'Is this Dana?']);
+  });
+
+  it('tool calls of a response that had finished before the cut stand; those of the response still streaming run only if it resumes', async () => {
+    // "Thank you, Dana." and its identity_confirmed call finish at once (the transition is taken); the reminder streams slowly
+    const SLOW_REMINDER = 'Your cleaning is on Tuesday at 3pm, in the morning. Can you still make it?';
+    const s = setup({
+      utterances: ['Yes, this is Dana.', 'Sorry, what day?'],
+      model: (lm) =>
+        dentalModel(
+          lm
+            .on({ system: 'Remind Dana', user: /what day/ }, { firstDelayMs: LLM_MS, text: 'Tuesday at 3pm.' })
+            .on({ system: 'Remind Dana', user: /this is Dana/ }, { firstDelayMs: LLM_MS, wordDelayMs: 250, text: SLOW_REMINDER, toolCalls: [{ name: 'will_attend' }] }),
+        ),
+    });
+    const aborted = watchAborts(s);
+    await untilReminderPlays(s, 1700); // ~750 ms into the reminder's first piece (it streams ~2 s before its comma)
+    s.channel.speak(700);
+    await s.timeline.until(() => s.of('user_turn').length === 2, 5000);
+    await s.untilListening();
+    expect(aborted[1]).toBeGreaterThan(s.rel(s.channel.clears[0])); // the reminder's call ran on muted
+    // the transition made before the cut stands: the caller is answered at the reminder node
+    expect(s.of('node_entered').map((e) => e.node_id)).toEqual(['confirm']);
+    expect(s.lm.streamRequests.at(-1)!.system).toContain('Remind Dana');
+    const history = s.conversation.state.history;
+    expect(history.find((m) => m.role === 'assistant' && m.content === 'Thank you, Dana.')).toMatchObject({ toolCalls: [{ name: 'identity_confirmed' }] });
+    // the streaming response's will_attend call never ran: no end node, no second tool result
+    expect(history.filter((m) => m.role === 'tool')).toHaveLength(1);
+    expect(s.conversation.status).toBe('active');
+    expect(s.of('agent_heard').map((e) => [e.text, e.interrupted]).slice(1)).toEqual([
+      ['Thank you, Dana.', false],
+      ['Your cleaning is on', true],
+      ['Tuesday at 3pm.', false],
+    ]);
+    expect(history.filter((m) => m.role === 'assistant').map((m) => m.content).slice(-2)).toEqual(['Your cleaning is on', 'Tuesday at 3pm.']);
+  });
+
+  it('a resumed reply cut again while still streaming, this time for real: the engine keeps the words heard before and after the first cut', async () => {
+    const LONG = 'Thank you, Dana. I have your booking here. It is a cleaning. It is on Tuesday at three. Is that still good?';
+    const s = setup({
+      utterances: ['Yes, this is Dana.', 'Uh-huh.', 'Wait, which day?'],
+      model: (lm) =>
+        dentalModel(
+          lm
+            .on({ system: 'make sure you are speaking with', user: /which day/ }, { firstDelayMs: LLM_MS, text: 'Tuesday.' })
+            .on({ system: 'make sure you are speaking with', user: /this is Dana/ }, { firstDelayMs: LLM_MS, wordDelayMs: 250, text: LONG, toolCalls: [{ name: 'identity_confirmed' }] }),
+        ),
+    });
+    const aborted = watchAborts(s);
+    await untilSlowPlays(s, 100);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.of('agent_resumed').length === 1, 5000);
+    await s.timeline.until(() => s.of('first_audio').length === 3, 5000); // the resumed words play
+    await s.timeline.advance(600);
+    s.channel.speak(700);
+    await s.timeline.until(() => s.of('user_turn').length === 2, 8000);
+    await s.untilListening();
+    expect(s.channel.clears).toHaveLength(2);
+    expect(aborted[0]).toBe(s.of('user_turn')[1].at);
+    const heard = s.of('agent_heard').map((e) => [e.text, e.interrupted]);
+    expect(heard.slice(1, 3)).toEqual([
+      ['Thank you,', true],
+      [expect.stringMatching(/^Dana\./u), true],
+    ]);
+    const line = `${heard[1][0]} ${heard[2][0]}`;
+    expect(LONG.startsWith(line)).toBe(true);
+    const state = s.conversation.state;
+    expect(state.history.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([GREETING, line, 'Tuesday.']);
+    expect(state.messages.find((m) => m.text === line)).toMatchObject({ interrupted: true });
+    expect(state.history.filter((m) => m.role === 'tool')).toEqual([]);
+    expect(s.of('node_entered')).toEqual([]);
+  });
+
+  it(`a muted reply streaming more than ${MUTED_REPLY_MAX_CHARS} characters after the cut is dropped then, as on a real interruption`, async () => {
+    const LONG = `Thank you, Dana. ${'Here is more. '.repeat(300)}`;
+    const s = setup({
+      utterances: ['Yes, this is Dana.', 'Uh-huh.'],
+      model: (lm) =>
+        dentalModel(
+          lm
+            .on({ system: 'make sure you are speaking with', user: /Uh-huh/ }, { firstDelayMs: LLM_MS, text: 'Is this Dana?' })
+            .on({ system: 'make sure you are speaking with', user: /this is Dana/ }, { firstDelayMs: LLM_MS, wordDelayMs: 1, text: LONG }),
+        ),
+    });
+    const aborted = watchAborts(s);
+    await untilSlowPlays(s, 100);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    const cutAt = s.rel(s.channel.clears[0]);
+    await s.timeline.until(() => s.of('user_turn').length === 2, 5000);
+    await s.untilListening();
+    // ~5 characters a millisecond: the bound is passed ~400 ms after the cut, long before the utterance is judged
+    expect(aborted[0]).toBeGreaterThan(cutAt + 300);
+    expect(aborted[0]).toBeLessThan(cutAt + 600);
+    expect(aborted[0]).toBeLessThan(s.of('user_turn')[1].at);
+    expect(s.of('agent_resumed')).toEqual([]);
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', 'Uh-huh.']);
+    expect(s.conversation.state.history.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([GREETING, 'Thank you,', 'Is this Dana?']);
+  });
+
+  it('the caller hanging up while a reply is muted persists only the heard words', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Uh-huh.'], model: slowModel });
+    const aborted = watchAborts(s);
+    await untilSlowPlays(s, 100);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    await s.timeline.advance(100);
+    s.channel.hangUpFromCaller();
+    await s.timeline.until(() => s.ended.length > 0, 5000);
+    const [end] = s.ended;
+    expect(aborted[0]).toBe(end.atMs);
+    expect(end.artifacts.outcome).toEqual({ reason: 'hang_up', disposition: 'completed' });
+    expect(end.record.messages.filter((m) => m.role === 'assistant').map((m) => [m.text, m.interrupted ?? false])).toEqual([
+      [GREETING, false],
+      ['Thank you,', true],
+    ]);
+    expect(end.record.node_path).toEqual(['start']);
+    expect(end.artifacts.transcript.turns.at(-1)).toMatchObject({ role: 'assistant', text: 'Thank you,', interrupted: true });
   });
 
   it('an endCall reply cut while it streams and resumed still hangs up after its last words, once', async () => {
