@@ -16,7 +16,10 @@
  *   backchannel words ("uh-huh") never interrupt and the first words are awaited until the speech is
  *   `interruptionMinSpeechMs + interruptionWordWaitMs` old at most (not at all once the call showed that its
  *   STT's words come later than that). A barge-in whose utterance proves to be only a backchannel or noise
- *   is a false interruption: the rest of the cut reply is said (`agentResumed`).
+ *   is a false interruption: the rest of the cut reply is said (`agentResumed`). A barge-in while the model
+ *   still streams the reply mutes it instead of aborting it (`muteTurn`): the stream runs on, the engine held,
+ *   until the utterance is judged: false, the rest is said as it streams and the turn completes as if never
+ *   cut; real (or the timeout, or MUTED_REPLY_MAX_CHARS), the stream is aborted and only heard words are kept.
  *   Speech while THINKING cancels the reply; the next commit restarts it with the new words (the transcript
  *   merges both). DTMF is user text `[DTMF 5]`.
  * - Endings: idle (check-in, then goodbye → `user_idle`), the time limit (goodbye → `max_duration`, cut
