@@ -804,6 +804,35 @@ describe('VoiceSession: false interruptions while the model still streams (a rea
     expect(s.conversation.state.history.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([GREETING, 'Thank you,', 'Is this Dana?']);
   });
 
+  it('a model failing while its reply is muted: the engine keeps the heard words; a backchannel then gets the reply again, real words a turn', async () => {
+    for (const second of ['Uh-huh.', 'Sorry, who is this?']) {
+      const s = setup({
+        utterances: ['Yes, this is Dana.', second],
+        model: (lm) =>
+          dentalModel(
+            lm
+              .on({ system: 'make sure you are speaking with', user: /this is Dana/ }, { firstDelayMs: LLM_MS, wordDelayMs: 250, text: SLOW, error: new Error('upstream reset'), failAfterWords: 8 }, 1)
+              .on({ system: 'make sure you are speaking with', user: /who is this/ }, { firstDelayMs: LLM_MS, text: 'This is Ava.' })
+              .on({ system: 'make sure you are speaking with', user: /this is Dana/ }, { firstDelayMs: LLM_MS, text: 'Sorry, Dana, thank you.' }),
+          ),
+      });
+      await untilSlowPlays(s, 100);
+      s.channel.speak(500);
+      await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+      await s.timeline.until(() => s.of('agent_heard').length === 3 && s.session.state === 'listening', 8000);
+      expect(s.ended).toEqual([]);
+      const lines = s.conversation.state.history.filter((m) => m.role === 'assistant').map((m) => m.content);
+      if (second === 'Uh-huh.') {
+        expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.']);
+        expect(lines).toEqual([GREETING, 'Thank you,', 'Sorry, Dana, thank you.']);
+      } else {
+        expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', second]);
+        expect(lines).toEqual([GREETING, 'Thank you,', 'This is Ava.']);
+      }
+      expect(s.of('agent_heard').map((e) => e.text).slice(1, 2)).toEqual(['Thank you,']);
+    }
+  });
+
   it('the caller hanging up while a reply is muted persists only the heard words', async () => {
     const s = setup({ utterances: ['Yes, this is Dana.', 'Uh-huh.'], model: slowModel });
     const aborted = watchAborts(s);

@@ -138,6 +138,8 @@ interface MutedTurn {
   chars: number;
   /** falseInterruptionTimeoutMs after the caller's speech ended: the interruption is real. */
   timer: TimerHandle | null;
+  /** The model call failed while muted: nothing is left to resume; a false interruption retries the reply. */
+  failed?: boolean;
 }
 
 class AgentTurn {
@@ -704,6 +706,11 @@ export class VoiceSession {
     this.muted = null;
     m.timer?.cancel();
     const turn = m.turn;
+    if (m.failed) {
+      // the reply has no rest to say: the model answers again, as after any failed reply
+      void this.runTurn('retry', (o) => this.conversation.retry(o), turn.user);
+      return;
+    }
     turn.resumeLog = this.noteFalseInterruption(u, restText(turn));
     turn.unmute();
     turn.resumed = true;
@@ -731,7 +738,7 @@ export class VoiceSession {
     this.muted = null;
     m.timer?.cancel();
     m.turn.controller.abort();
-    if (m.hasLine) this.conversation.agentInterrupted(m.lineHeard);
+    if (m.hasLine && !m.failed) this.conversation.agentInterrupted(m.lineHeard);
   }
 
   /** The caller's speech (after a muted cut) ended at `endOfSpeechMs`: no utterance judged false by the timeout, the cut is real. */
@@ -865,11 +872,13 @@ export class VoiceSession {
       turn.streamDone = !turn.aborted;
     } catch (error) {
       if (turn.aborted || isAbortError(error)) return;
-      if (turn.muted && this.muted?.turn === turn) {
-        // the cut stays a cut: the caller's utterance, being judged, is answered as a turn of its own
+      const m = this.muted;
+      if (turn.muted && m?.turn === turn) {
+        // The engine dropped the failed reply: its line becomes the words heard, as on a cut. The judgement goes
+        // on: a real interruption is answered as usual, a false one gets the reply again (resumeMuted).
         this.logger.warn({ err: describe(error) }, 'the model failed while its reply was muted by a barge-in');
-        this.muted.timer?.cancel();
-        this.muted = null;
+        m.failed = true;
+        if (m.hasLine) this.conversation.agentResumed('', m.lineHeard, true);
         return;
       }
       await this.turnFailed(turn, error);
