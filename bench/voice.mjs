@@ -21,7 +21,8 @@
 // second). Both fakes recognize the fixtures by their audio (the caller plays exact fixture bytes; the fake finds
 // the first voiced frame in them): each has its words (fixtures.json), noise has none. A false interruption is
 // "resumed" when the call's run log has a false_interruption entry in its window (the agent said the rest of
-// its cut reply), else "for good".
+// its cut reply), else "for good". BENCH_VOICE_TOKEN_MS (default 0: the whole reply at once) makes the fake model
+// stream one word per that many ms, as a hosted model does, so the fixtures fall while the reply still streams.
 // The service runs with the V8 flags of package.json's `start` script (the bench re-runs itself with them;
 // BENCH_VOICE_NODE_FLAGS replaces them, '' for V8's defaults); each result lists them and the service thread's GC
 // pauses during the calls (`service_gc`).
@@ -47,6 +48,9 @@ const VAD_HANGOVER_MS = 300; // VAD_DEFAULTS.minSilenceMs
 const MIN_SPEECH_MS = 300; // interruption_min_speech_ms
 const STT_MODES = (process.env.BENCH_VOICE_STT ?? 'utterance,streaming').split(',');
 const INTERIM_MS = Number(process.env.BENCH_VOICE_INTERIM_MS ?? 1000);
+// the fake model's pace after its first token: one word per TOKEN_MS (0: the whole reply at once). A hosted model
+// streams a reply over 1-2 s, so a backchannel 200 ms into the reply's audio falls while it still streams.
+const TOKEN_MS = Number(process.env.BENCH_VOICE_TOKEN_MS ?? 0);
 // webhook answered → the carrier's stream `start`, at least (a real carrier answers, then connects its WebSocket):
 // the time the agent has to prepare the greeting. 0: the stream starts the moment the webhook is answered.
 const RING_MS = Number(process.env.BENCH_VOICE_RING_MS ?? 200);
@@ -122,11 +126,24 @@ async function workerMain() {
         const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
         res.write(chunk({ role: 'assistant', content: '' }));
         fake.llm.push(performance.now() - t0);
-        let out = '';
-        for (const w of REPLY.match(/\S+\s*/g)) out += chunk({ content: w });
-        out += chunk({}, 'stop');
-        if (body.stream_options?.include_usage) out += `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage: { prompt_tokens: 200, completion_tokens: 20, total_tokens: 220 } })}\n\n`;
-        res.end(`${out}data: [DONE]\n\n`);
+        const end = (out) => {
+          out += chunk({}, 'stop');
+          if (body.stream_options?.include_usage) out += `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage: { prompt_tokens: 200, completion_tokens: 20, total_tokens: 220 } })}\n\n`;
+          res.end(`${out}data: [DONE]\n\n`);
+        };
+        const words = REPLY.match(/\S+\s*/g);
+        if (TOKEN_MS <= 0) {
+          end(words.map((w) => chunk({ content: w })).join(''));
+          return;
+        }
+        let i = 0;
+        const next = () => {
+          if (res.destroyed) return; // the service aborted the stream (a real interruption)
+          if (i === words.length - 1) return end(chunk({ content: words[i] }));
+          res.write(chunk({ content: words[i++] }));
+          setTimeout(next, TOKEN_MS);
+        };
+        next();
       }, LLM_MS);
     });
   });
@@ -396,6 +413,7 @@ async function main() {
       latency_p50_ms: round(p50), latency_p95_ms: round(p95), reference_ms: round(reference),
       overhead_p50_ms: round(p50 - reference), overhead_p95_ms: round(p95 - reference),
       ...(stt === 'streaming' ? { interim_every_ms: INTERIM_MS } : {}),
+      ...(TOKEN_MS > 0 ? { llm_token_ms: TOKEN_MS } : {}),
       fake_ms: { vad_hangover: VAD_HANGOVER_MS, stt: round(sttMs), llm_first_token: round(mean(done.fake.llm)), tts_first_audio: round(mean(done.fake.tts)) },
       first_words: { calls: done.firstWords.length, p50_ms: round(percentile(done.firstWords, 50)), p95_ms: round(percentile(done.firstWords, 95)), target_ms: FIRST_WORDS_TARGET_MS, ring_min_ms: RING_MS, ring_p50_ms: round(percentile(done.rings, 50)) },
       false_interruptions: await falseInterruptionsOf(done, calls, wf.id),

@@ -502,6 +502,114 @@ describe('Conversation: barge-in and DTMF', () => {
     expect(convo.state.history.map((m) => m.content)).toEqual(['hi', 'Let me tell you all about our offers.', 'next', 'Here is another line.']);
   });
 
+  /** Runs `turn` in the background, collecting its events, and hands each one to `onEvent` as it comes. */
+  function drive(turn: AsyncIterable<ConversationEvent>, onEvent: (e: ConversationEvent) => void = () => {}) {
+    const events: ConversationEvent[] = [];
+    const done = (async () => {
+      for await (const e of turn) {
+        events.push(e);
+        onEvent(e);
+      }
+    })();
+    done.catch(() => {});
+    return { events, done };
+  }
+  const settleTasks = async () => {
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  it('holdTurn: the model call streams on but nothing is committed until releaseTurn; then the turn goes on as if never cut', async () => {
+    const script = () =>
+      new ScriptedLanguageModel({ sleep: new VirtualClock().sleep })
+        .on({ system: 'START PROMPT' }, { text: 'Sure, let me move you along now.', wordDelayMs: 10, toolCalls: [{ name: 'go_a' }], usage: { promptTokens: 10, completionTokens: 8 } })
+        .on({ system: 'ASK PROMPT' }, { text: 'What is it about?' })
+        .onExtract({}, { value: { topic: 'x' } });
+    const plain = Conversation.start(setup(script(), undefined, smallGraph()));
+    const expected = await plain.send('hi').collect();
+
+    const lm = script();
+    const convo = Conversation.start(setup(lm, undefined, smallGraph()));
+    let held = false;
+    const run = drive(convo.send('hi'), (e) => {
+      if (e.type === 'delta' && !held) held = convo.holdTurn();
+    });
+    await settleTasks();
+    // the whole response streamed (and its tokens were counted), but none of it is committed or acted on
+    expect(held).toBe(true);
+    expect(convo.held).toBe(true);
+    expect(run.events.filter((e) => e.type === 'delta').map((e) => (e as { text: string }).text).join('')).toBe('Sure, let me move you along now.');
+    expect(types(run.events)).toEqual(['message', 'delta*', 'usage']);
+    expect(convo.state.usage).toEqual({ prompt_tokens: 10, completion_tokens: 8 });
+    expect(convo.node.id).toBe('s');
+    expect(convo.state.history.map((m) => m.role)).toEqual(['user']);
+    expect(lm.streamRequests).toHaveLength(1);
+    convo.releaseTurn();
+    await run.done;
+    expect(convo.held).toBe(false);
+    expect(types(run.events)).toEqual(types(expected));
+    expect(convo.state.history).toEqual(plain.state.history);
+    expect(texts(convo.state)).toEqual(texts(plain.state));
+    expect(convo.node.id).toBe('a');
+  });
+
+  it('a held turn ended by agentInterrupted keeps only the heard words: its tool call, transition and the rest never happen', async () => {
+    const lm = new ScriptedLanguageModel({ sleep: new VirtualClock().sleep })
+      .on({ system: 'START PROMPT', user: 'wait' }, { text: 'Of course.' })
+      .on({ system: 'START PROMPT' }, { text: 'Sure, let me move you along now.', wordDelayMs: 10, toolCalls: [{ name: 'go_a' }], usage: { promptTokens: 10, completionTokens: 8 } });
+    const convo = Conversation.start(setup(lm, undefined, smallGraph()));
+    const run = drive(convo.send('hi'), (e) => {
+      if (e.type === 'delta' && !convo.held) convo.holdTurn();
+    });
+    await settleTasks();
+    convo.agentInterrupted('Sure,');
+    await expect(run.done).rejects.toMatchObject({ name: 'AbortError' });
+    expect(convo.node.id).toBe('s');
+    expect(convo.state.history).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'Sure,' },
+    ]);
+    expect(convo.state.messages.at(-1)).toMatchObject({ role: 'assistant', text: 'Sure,', interrupted: true });
+    expect(convo.state.usage).toEqual({ prompt_tokens: 10, completion_tokens: 8 }); // spent all the same
+    expect(convo.state.log.map((l) => l.type)).toEqual(['node_entered']);
+    await convo.send('wait').collect();
+    expect(lm.streamRequests.at(-1)!.messages.map((m) => m.content).slice(1)).toEqual(['hi', 'Sure,', 'wait']);
+  });
+
+  it('an endCall node\'s ending waits for the judgement too: released it ends, interrupted it does not', async () => {
+    const script = () =>
+      new ScriptedLanguageModel({ sleep: new VirtualClock().sleep })
+        .on({ system: 'START PROMPT' }, { toolCalls: [{ name: 'go_b' }] })
+        .on({ system: 'OTHER PROMPT' }, { toolCalls: [{ name: 'done' }] })
+        .on({ system: 'END PROMPT' }, { text: 'Good bye now', wordDelayMs: 10 });
+    for (const judged of ['false', 'real'] as const) {
+      const convo = Conversation.start(setup(script(), undefined, smallGraph()));
+      const run = drive(convo.send('hi'), (e) => {
+        if (e.type === 'delta' && e.node_id === 'x' && !convo.held) convo.holdTurn();
+      });
+      await settleTasks();
+      expect(convo.status).toBe('active');
+      expect(run.events.some((e) => e.type === 'ended')).toBe(false);
+      if (judged === 'false') {
+        convo.releaseTurn();
+        await run.done;
+        expect(run.events.at(-1)).toEqual({ type: 'ended', reason: 'end_node', disposition: 'completed' });
+        expect(convo.state.messages.filter((m) => m.role === 'assistant').at(-1)).toMatchObject({ text: 'Good bye now' });
+      } else {
+        convo.agentInterrupted('Good');
+        await expect(run.done).rejects.toMatchObject({ name: 'AbortError' });
+        expect(convo.status).toBe('active');
+        expect(convo.state.history.at(-1)).toEqual({ role: 'assistant', content: 'Good' });
+      }
+    }
+  });
+
+  it('holdTurn with no turn running holds nothing', () => {
+    const convo = Conversation.start(setup(new ScriptedLanguageModel()));
+    expect(convo.holdTurn()).toBe(false);
+    expect(convo.held).toBe(false);
+    convo.releaseTurn();
+  });
+
   it('DTMF digits reach the model as user text', async () => {
     const lm = new ScriptedLanguageModel().on({ user: '[DTMF 5]' }, { text: 'You pressed five.' });
     const convo = Conversation.start(setup(lm, new VirtualClock(), smallGraph()));

@@ -18,8 +18,11 @@
  * - `userIdle()`: first silence → the model checks in; second in a row → a goodbye, then `user_idle`.
  * - `maxDurationReached({goodbye})`, `hangUp()`: abort a running turn and end (`max_duration`, `hang_up`).
  * - `agentInterrupted(heardText)`: barge-in; aborts a running turn and cuts the last assistant line to what
- *   the caller heard. `agentResumed(cutText, heardText, interrupted)`: after a false interruption the agent
- *   said the rest; what was heard of it continues that line.
+ *   the caller heard. `holdTurn()` / `releaseTurn()`: a barge-in not yet judged; the running turn streams on
+ *   but commits nothing (no line, tool call, transition, extraction or ending) until released (a false
+ *   interruption: it goes on as if never cut) or aborted by `agentInterrupted` (a real one).
+ *   `agentResumed(cutText, heardText, interrupted)`: after a false interruption the agent said the rest of a
+ *   reply that had finished; what was heard of it continues that line.
  * - `abort()`: stops the running turn now; its iterator throws an `AbortError`. Text streamed so far is kept as
  *   an interrupted assistant line.
  *
@@ -116,9 +119,24 @@ class RunningTurn {
   dead = false;
   /** The assistant text streamed so far by the model call in progress. */
   partial: { text: string; node_id: string; created_at: string } | null = null;
+  /** Held (`holdTurn`): resolves once released or aborted; the turn commits nothing before. */
+  held: Promise<void> | null = null;
+  private releaseHold: (() => void) | null = null;
 
   get signal(): AbortSignal {
     return this.controller.signal;
+  }
+
+  hold(): void {
+    if (this.held || this.dead) return;
+    this.held = new Promise((resolve) => (this.releaseHold = resolve));
+  }
+
+  release(): void {
+    const release = this.releaseHold;
+    this.held = null;
+    this.releaseHold = null;
+    release?.();
   }
 
   alive(): void {
@@ -348,6 +366,31 @@ export class Conversation {
     messages.push({ role: 'assistant', text: heard, node_id: this.state_.node_id, created_at: at, ended_at: at, ...(interrupted ? { interrupted: true as const } : {}) });
   }
 
+  /**
+   * A barge-in whose judgement is pending (docs/voice.md "Barge-in", rule 3): the running turn goes on with the
+   * model call in progress (its `delta` and `usage` events still come) but commits and acts on nothing more (the
+   * reply's line, its tool calls, a transition, an extraction, an ending) until the judgement:
+   * `releaseTurn()` (the interruption was false: the turn goes on exactly as if it had not been cut) or
+   * `agentInterrupted(heardText)` (it was real: the turn is aborted, nothing of it after the cut is kept).
+   * Everything the turn committed before the hold stands (a response that had finished streaming, its tool
+   * calls answered, a transition taken). Returns false when no turn runs (nothing to hold). Idempotent.
+   */
+  holdTurn(): boolean {
+    if (!this.running) return false;
+    this.running.hold();
+    return true;
+  }
+
+  /** The held turn goes on (see `holdTurn`); nothing held, nothing happens. */
+  releaseTurn(): void {
+    this.running?.release();
+  }
+
+  /** Whether the running turn is held (`holdTurn`). */
+  get held(): boolean {
+    return this.running?.held != null;
+  }
+
   /** Stops the running turn now (its iterator throws an `AbortError`). Nothing runs: nothing happens. */
   abort(): void {
     if (this.running) this.abortRun(this.running);
@@ -423,6 +466,7 @@ export class Conversation {
   private abortRun(run: RunningTurn): void {
     if (run.dead) return;
     run.dead = true;
+    run.release(); // a held turn wakes up dead and stops
     const partial = run.partial;
     run.partial = null;
     if (partial && partial.text.trim() !== '') {
@@ -532,8 +576,10 @@ export class Conversation {
       throw err;
     }
     run.alive();
-    run.partial = null;
+    // the tokens were spent whether or not the reply is committed
     if (usage) yield this.addUsage(usage);
+    if (run.held) await this.unheld(run);
+    run.partial = null;
     this.state_.awaiting_reply = false;
     if (partial.text !== '' || toolCalls.length > 0) {
       this.state_.history.push({
@@ -552,6 +598,12 @@ export class Conversation {
       });
     }
     return { text: partial.text, toolCalls };
+  }
+
+  /** Returns at once unless `run` is held; then once released (or throws if it was aborted meanwhile). */
+  private async unheld(run: RunningTurn): Promise<void> {
+    while (run.held) await run.held;
+    run.alive();
   }
 
   private async *transition(tool: TransitionTool): AsyncGenerator<ConversationEvent, void, void> {
@@ -585,11 +637,10 @@ export class Conversation {
     for (const event of await this.settle()) yield event;
     run.alive();
     const node = this.currentNode();
-    if (this.extractionWanted(node)) {
-      const outcome = await this.extract(node, structuredClone(this.state_.messages), run.signal);
-      run.alive();
-      for (const event of this.applyExtraction(outcome)) yield event;
-    }
+    const outcome = this.extractionWanted(node) ? await this.extract(node, structuredClone(this.state_.messages), run.signal) : null;
+    run.alive();
+    if (run.held) await this.unheld(run); // an ending whose last words were cut waits for the judgement like a reply
+    if (outcome) for (const event of this.applyExtraction(outcome)) yield event;
     const handOver = transferFor(reason, node, this.templateContext(), this.clock.now());
     const disposition = handOver?.disposition ?? dispositionFor(reason, node, this.state_.gathered_context);
     const at = this.now();

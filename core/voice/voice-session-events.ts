@@ -48,7 +48,10 @@ export interface VoiceSessionEventMap {
   agent_heard: { text: string; node_id: string; startMs: number; endMs: number; interrupted: boolean };
   /** A barge-in: `reactionMs` from speech onset to the carrier's clear. */
   interruption: { atMs: number; reactionMs: number; heard: string };
-  /** A false interruption: the caller's utterance after a barge-in was only backchannel words (`callerText`) or nothing; the agent says `text`, the rest of the cut reply. */
+  /**
+   * A false interruption: the caller's utterance after a barge-in was only backchannel words (`callerText`) or
+   * nothing; the agent says `text`, the rest of the cut reply (as known then: a reply the model still streams goes on).
+   */
   agent_resumed: { atMs: number; text: string; callerText: string };
   turn_metrics: { latency: TurnLatency; atMs: number };
   ended: { reason: VoiceEndReason; disposition: string; atMs: number; error?: string };

@@ -15,7 +15,7 @@ import { ENERGY_VAD_SPEECH_DBFS, EnergyVoiceActivityDetectorFactory } from './en
 import { readAudioFixture } from '../../test/fixtures/audio/fixtures.js';
 import { PlayoutPacer } from './playout-pacer.js';
 import { PreparedSpeech, speechPieces } from './prepared-speech.js';
-import { VoiceSession, type VoiceSessionOptions } from './voice-session.js';
+import { MUTED_REPLY_MAX_CHARS, VoiceSession, type VoiceSessionOptions } from './voice-session.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AMD_FIXTURES_DIR, readAmdFixture } from '../../test/fixtures/amd/fixtures.js';
@@ -559,6 +559,333 @@ describe('VoiceSession: backchannels, noise and false interruptions', () => {
     expect(s.of('agent_resumed')).toEqual([]);
     expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', 'Uh-huh.']);
     expect(s.of('agent_heard').map((e) => e.text).at(-1)).toBe('Shall I repeat the time?');
+  });
+});
+
+describe('VoiceSession: false interruptions while the model still streams (a real model\'s pace)', () => {
+  /** The identity reply streams at ~250 ms a word, as a hosted model does; its tool call comes after its text. */
+  const SLOW = 'Thank you, Dana. I have your booking open here in front of me.';
+  const slowModel = (lm: ScriptedLanguageModel) =>
+    dentalModel(lm.on({ system: 'make sure you are speaking with', user: /this is Dana/ }, { firstDelayMs: LLM_MS, wordDelayMs: 250, text: SLOW, toolCalls: [{ name: 'identity_confirmed' }] }));
+  /** The caller confirms; once the slow reply's first audio plays, `intoMs` of it more. */
+  async function untilSlowPlays(s: ReturnType<typeof setup>, intoMs: number): Promise<void> {
+    await s.untilListening();
+    await s.timeline.advance(300);
+    s.channel.speak(800);
+    await s.timeline.until(() => s.of('first_audio').length === 2);
+    await s.timeline.advance(intoMs);
+  }
+  /** When each model stream's signal was aborted (ms from the start), by request. */
+  function watchAborts(s: ReturnType<typeof setup>): Array<number | undefined> {
+    const aborted: Array<number | undefined> = [];
+    const stream = s.lm.stream.bind(s.lm);
+    s.lm.stream = (request) => {
+      const i = aborted.push(undefined) - 1;
+      request.signal?.addEventListener('abort', () => (aborted[i] = s.rel(s.timeline.now())));
+      return stream(request);
+    };
+    return aborted;
+  }
+  const logsOf = (s: ReturnType<typeof setup>) => (s.session as unknown as { turnLogs: Array<{ event: string; details?: Record<string, unknown> }> }).turnLogs;
+
+  it('a backchannel while the reply streams: the agent resumes from the cut word as the rest streams, the whole reply heard once, its tool call and transition run once', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Uh-huh.'], model: slowModel });
+    const aborted = watchAborts(s);
+    await untilSlowPlays(s, 100);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    const cutAt = s.rel(s.channel.clears[0]);
+    expect(s.of('interruption')[0].heard).toBe('Thank you,');
+    await s.timeline.until(() => s.of('agent_resumed').length === 1, 5000);
+    const [resumed] = s.of('agent_resumed');
+    expect(resumed.callerText).toBe('Uh-huh.');
+    // resumed while the model was still streaming: not the whole rest yet
+    expect(resumed.text).not.toBe('Dana. I have your booking open here in front of me.');
+    expect(resumed.text.startsWith('Dana.')).toBe(true);
+    await s.timeline.until(() => s.of('node_entered').length === 1, 10_000);
+    await s.untilListening();
+    // the resumed words played before the model's stream had ended (the transition follows its end)
+    const resumedAudio = s.of('first_audio').find((e) => e.at > resumed.at)!;
+    expect(resumedAudio.at).toBeLessThan(s.of('node_entered')[0].at);
+    expect(aborted[0]).toBeUndefined(); // the muted stream was never aborted
+    expect(cutAt).toBeGreaterThan(0);
+    const heard = s.of('agent_heard').map((e) => [e.text, e.interrupted]);
+    expect(heard).toEqual([
+      [GREETING, false],
+      ['Thank you,', true],
+      ['Dana. I have your booking open here in front of me.', false],
+      [REMINDER, false],
+    ]);
+    expect(`${heard[1][0]} ${heard[2][0]}`).toBe(SLOW); // in order, no word lost or said twice
+    // the tool call and the transition ran once; "uh-huh" was no turn and the model was not asked again
+    expect(s.of('node_entered').map((e) => e.node_id)).toEqual(['confirm']);
+    expect(s.lm.streamRequests.map((r) => r.lastUser)).toEqual(['Yes, this is Dana.', 'Yes, this is Dana.']);
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.']);
+    const state = s.conversation.state;
+    const line = state.history.find((m) => m.role === 'assistant' && m.content === SLOW);
+    expect(line).toMatchObject({ toolCalls: [{ name: 'identity_confirmed' }] });
+    expect(state.history.filter((m) => m.role === 'tool')).toHaveLength(1);
+    expect(state.messages.filter((m) => m.role === 'assistant').map((m) => [m.text, m.interrupted ?? false])).toEqual([
+      [GREETING, false],
+      [SLOW, false],
+      [REMINDER, false],
+    ]);
+    // one latency entry for the reply (not a second one for its resumed audio), one interruption, the log's entry
+    expect(s.of('turn_metrics')).toHaveLength(1);
+    expect(s.of('interruption')).toHaveLength(1);
+    const falseInterruption = logsOf(s).filter((l) => l.event === 'false_interruption');
+    expect(falseInterruption.map((l) => l.details)).toEqual([
+      { caller_text: 'Uh-huh.', resumed_text: `Dana. I have your booking open here in front of me. ${REMINDER}` },
+    ]);
+    expect(logsOf(s).filter((l) => l.event === 'turn')).toHaveLength(1);
+    expect(state.usage.completion_tokens).toBeGreaterThan(0);
+  });
+
+  it('a real interruption while the reply streams: the muted stream runs until the words are judged, then is aborted; nothing after the cut is kept or acted on', async () => {
+    const s = setup({
+      utterances: ['Yes, this is Dana.', 'Sorry, who is this?'],
+      model: (lm) => slowModel(lm.on({ system: 'make sure you are speaking with', user: /who is this/ }, { firstDelayMs: LLM_MS, text: 'This is Ava from Brightsmile Dental.' })),
+    });
+    const aborted = watchAborts(s);
+    await untilSlowPlays(s, 100);
+    s.channel.speak(700);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    const cutAt = s.rel(s.channel.clears[0]);
+    await s.timeline.until(() => s.of('user_turn').length === 2, 5000);
+    const judgedAt = s.of('user_turn')[1].at;
+    await s.untilListening();
+    // ran on muted past the cut; aborted when the caller's words were judged a real interruption
+    expect(aborted[0]).toBeGreaterThan(cutAt);
+    expect(aborted[0]).toBe(judgedAt);
+    expect(s.of('agent_resumed')).toEqual([]);
+    // no tool call, no transition: the caller's words are answered at the node where they were said
+    expect(s.of('node_entered')).toEqual([]);
+    expect(s.conversation.node.id).toBe('start');
+    const state = s.conversation.state;
+    expect(state.history.filter((m) => m.role === 'tool')).toEqual([]);
+    expect(state.history.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([GREETING, 'Thank you,', 'This is Ava from Brightsmile Dental.']);
+    expect(state.messages.find((m) => m.text === 'Thank you,')).toMatchObject({ interrupted: true });
+    const asked = s.lm.streamRequests.at(-1)!;
+    expect(asked.lastUser).toBe('Sorry, who is this?');
+    expect(asked.messages.some((m) => m.content.includes('booking'))).toBe(false);
+    expect(s.of('agent_heard').map((e) => [e.text, e.interrupted])).toEqual([
+      [GREETING, false],
+      ['Thank you,', true],
+      ['This is Ava from Brightsmile Dental.', false],
+    ]);
+  });
+
+  it('noise while the reply streams (an empty utterance) is a false interruption too: the reply is resumed', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', ''], model: slowModel });
+    await untilSlowPlays(s, 100);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.of('node_entered').length === 1, 10_000);
+    await s.untilListening();
+    expect(s.of('agent_resumed').map((e) => e.callerText)).toEqual(['']);
+    expect(s.of('agent_heard').map((e) => e.text)).toEqual([GREETING, 'Thank you,', 'Dana. I have your booking open here in front of me.', REMINDER]);
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.']);
+    expect(logsOf(s).filter((l) => l.event === 'false_interruption').map((l) => l.details?.caller_text)).toEqual(['']);
+  });
+
+  it('after falseInterruptionTimeoutMs from the end of the caller\'s speech the muted stream is aborted, and the words are a turn', async () => {
+    const s = setup({
+      utterances: ['Yes, this is Dana.', 'Uh-huh.'],
+      settings: { falseInterruptionTimeoutMs: 400 },
+      model: (lm) => slowModel(lm.on({ system: 'make sure you are speaking with', user: /Uh-huh/ }, { firstDelayMs: LLM_MS, text: 'Is this Dana?' })),
+    });
+    const aborted = watchAborts(s);
+    await untilSlowPlays(s, 100);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.of('user_turn').length === 2, 5000);
+    await s.untilListening();
+    const speechEnd = s.rel(s.of('speech_stopped').at(-1)!.endOfSpeechMs);
+    expect(aborted[0]).toBe(speechEnd + 400);
+    expect(aborted[0]).toBeLessThan(s.of('user_turn')[1].at);
+    expect(s.of('agent_resumed')).toEqual([]);
+    expect(s.of('node_entered')).toEqual([]);
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', 'Uh-huh.']);
+    expect(s.conversation.state.history.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([GREETING, 'Thank you,', 'Is this Dana?']);
+  });
+
+  it('tool calls of a response that had finished before the cut stand; those of the response still streaming run only if it resumes', async () => {
+    // "Thank you, Dana." and its identity_confirmed call finish at once (the transition is taken); the reminder streams slowly
+    const SLOW_REMINDER = 'Your cleaning is on Tuesday at 3pm, in the morning. Can you still make it?';
+    const s = setup({
+      utterances: ['Yes, this is Dana.', 'Sorry, what day?'],
+      model: (lm) =>
+        dentalModel(
+          lm
+            .on({ system: 'Remind Dana', user: /what day/ }, { firstDelayMs: LLM_MS, text: 'Tuesday at 3pm.' })
+            .on({ system: 'Remind Dana', user: /this is Dana/ }, { firstDelayMs: LLM_MS, wordDelayMs: 250, text: SLOW_REMINDER, toolCalls: [{ name: 'will_attend' }] }),
+        ),
+    });
+    const aborted = watchAborts(s);
+    await untilReminderPlays(s, 1700); // ~750 ms into the reminder's first piece (it streams ~2 s before its comma)
+    s.channel.speak(700);
+    await s.timeline.until(() => s.of('user_turn').length === 2, 5000);
+    await s.untilListening();
+    expect(aborted[1]).toBeGreaterThan(s.rel(s.channel.clears[0])); // the reminder's call ran on muted
+    // the transition made before the cut stands: the caller is answered at the reminder node
+    expect(s.of('node_entered').map((e) => e.node_id)).toEqual(['confirm']);
+    expect(s.lm.streamRequests.at(-1)!.system).toContain('Remind Dana');
+    const history = s.conversation.state.history;
+    expect(history.find((m) => m.role === 'assistant' && m.content === 'Thank you, Dana.')).toMatchObject({ toolCalls: [{ name: 'identity_confirmed' }] });
+    // the streaming response's will_attend call never ran: no end node, no second tool result
+    expect(history.filter((m) => m.role === 'tool')).toHaveLength(1);
+    expect(s.conversation.status).toBe('active');
+    expect(s.of('agent_heard').map((e) => [e.text, e.interrupted]).slice(1)).toEqual([
+      ['Thank you, Dana.', false],
+      ['Your cleaning is on', true],
+      ['Tuesday at 3pm.', false],
+    ]);
+    expect(history.filter((m) => m.role === 'assistant').map((m) => m.content).slice(-2)).toEqual(['Your cleaning is on', 'Tuesday at 3pm.']);
+  });
+
+  it('a resumed reply cut again while still streaming, this time for real: the engine keeps the words heard before and after the first cut', async () => {
+    const LONG = 'Thank you, Dana. I have your booking here. It is a cleaning. It is on Tuesday at three. Is that still good?';
+    const s = setup({
+      utterances: ['Yes, this is Dana.', 'Uh-huh.', 'Wait, which day?'],
+      model: (lm) =>
+        dentalModel(
+          lm
+            .on({ system: 'make sure you are speaking with', user: /which day/ }, { firstDelayMs: LLM_MS, text: 'Tuesday.' })
+            .on({ system: 'make sure you are speaking with', user: /this is Dana/ }, { firstDelayMs: LLM_MS, wordDelayMs: 250, text: LONG, toolCalls: [{ name: 'identity_confirmed' }] }),
+        ),
+    });
+    const aborted = watchAborts(s);
+    await untilSlowPlays(s, 100);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.of('agent_resumed').length === 1, 5000);
+    await s.timeline.until(() => s.of('first_audio').length === 3, 5000); // the resumed words play
+    await s.timeline.advance(600);
+    s.channel.speak(700);
+    await s.timeline.until(() => s.of('user_turn').length === 2, 8000);
+    await s.untilListening();
+    expect(s.channel.clears).toHaveLength(2);
+    expect(aborted[0]).toBe(s.of('user_turn')[1].at);
+    const heard = s.of('agent_heard').map((e) => [e.text, e.interrupted]);
+    expect(heard.slice(1, 3)).toEqual([
+      ['Thank you,', true],
+      [expect.stringMatching(/^Dana\./u), true],
+    ]);
+    const line = `${heard[1][0]} ${heard[2][0]}`;
+    expect(LONG.startsWith(line)).toBe(true);
+    const state = s.conversation.state;
+    expect(state.history.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([GREETING, line, 'Tuesday.']);
+    expect(state.messages.find((m) => m.text === line)).toMatchObject({ interrupted: true });
+    expect(state.history.filter((m) => m.role === 'tool')).toEqual([]);
+    expect(s.of('node_entered')).toEqual([]);
+  });
+
+  it(`a muted reply streaming more than ${MUTED_REPLY_MAX_CHARS} characters after the cut is dropped then, as on a real interruption`, async () => {
+    const LONG = `Thank you, Dana. ${'Here is more. '.repeat(300)}`;
+    const s = setup({
+      utterances: ['Yes, this is Dana.', 'Uh-huh.'],
+      model: (lm) =>
+        dentalModel(
+          lm
+            .on({ system: 'make sure you are speaking with', user: /Uh-huh/ }, { firstDelayMs: LLM_MS, text: 'Is this Dana?' })
+            .on({ system: 'make sure you are speaking with', user: /this is Dana/ }, { firstDelayMs: LLM_MS, wordDelayMs: 1, text: LONG }),
+        ),
+    });
+    const aborted = watchAborts(s);
+    await untilSlowPlays(s, 100);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    const cutAt = s.rel(s.channel.clears[0]);
+    await s.timeline.until(() => s.of('user_turn').length === 2, 5000);
+    await s.untilListening();
+    // ~5 characters a millisecond: the bound is passed ~400 ms after the cut, long before the utterance is judged
+    expect(aborted[0]).toBeGreaterThan(cutAt + 300);
+    expect(aborted[0]).toBeLessThan(cutAt + 600);
+    expect(aborted[0]).toBeLessThan(s.of('user_turn')[1].at);
+    expect(s.of('agent_resumed')).toEqual([]);
+    expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', 'Uh-huh.']);
+    expect(s.conversation.state.history.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([GREETING, 'Thank you,', 'Is this Dana?']);
+  });
+
+  it('a model failing while its reply is muted: the engine keeps the heard words; a backchannel then gets the reply again, real words a turn', async () => {
+    for (const second of ['Uh-huh.', 'Sorry, who is this?']) {
+      const s = setup({
+        utterances: ['Yes, this is Dana.', second],
+        model: (lm) =>
+          dentalModel(
+            lm
+              .on({ system: 'make sure you are speaking with', user: /this is Dana/ }, { firstDelayMs: LLM_MS, wordDelayMs: 250, text: SLOW, error: new Error('upstream reset'), failAfterWords: 8 }, 1)
+              .on({ system: 'make sure you are speaking with', user: /who is this/ }, { firstDelayMs: LLM_MS, text: 'This is Ava.' })
+              .on({ system: 'make sure you are speaking with', user: /this is Dana/ }, { firstDelayMs: LLM_MS, text: 'Sorry, Dana, thank you.' }),
+          ),
+      });
+      await untilSlowPlays(s, 100);
+      s.channel.speak(500);
+      await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+      await s.timeline.until(() => s.of('agent_heard').length === 3 && s.session.state === 'listening', 8000);
+      expect(s.ended).toEqual([]);
+      const lines = s.conversation.state.history.filter((m) => m.role === 'assistant').map((m) => m.content);
+      if (second === 'Uh-huh.') {
+        expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.']);
+        expect(lines).toEqual([GREETING, 'Thank you,', 'Sorry, Dana, thank you.']);
+      } else {
+        expect(s.of('user_turn').map((e) => e.text)).toEqual(['Yes, this is Dana.', second]);
+        expect(lines).toEqual([GREETING, 'Thank you,', 'This is Ava.']);
+      }
+      expect(s.of('agent_heard').map((e) => e.text).slice(1, 2)).toEqual(['Thank you,']);
+    }
+  });
+
+  it('the caller hanging up while a reply is muted persists only the heard words', async () => {
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Uh-huh.'], model: slowModel });
+    const aborted = watchAborts(s);
+    await untilSlowPlays(s, 100);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    await s.timeline.advance(100);
+    s.channel.hangUpFromCaller();
+    await s.timeline.until(() => s.ended.length > 0, 5000);
+    const [end] = s.ended;
+    expect(aborted[0]).toBe(end.atMs);
+    expect(end.artifacts.outcome).toEqual({ reason: 'hang_up', disposition: 'completed' });
+    expect(end.record.messages.filter((m) => m.role === 'assistant').map((m) => [m.text, m.interrupted ?? false])).toEqual([
+      [GREETING, false],
+      ['Thank you,', true],
+    ]);
+    expect(end.record.node_path).toEqual(['start']);
+    expect(end.artifacts.transcript.turns.at(-1)).toMatchObject({ role: 'assistant', text: 'Thank you,', interrupted: true });
+  });
+
+  it('an endCall reply cut while it streams and resumed still hangs up after its last words, once', async () => {
+    const s = setup({
+      utterances: ['Yes, this is Dana.', 'I will be there.', 'Uh-huh.'],
+      model: (lm) => dentalModel(lm.on({ system: 'arrive ten minutes early', noTools: true }, { firstDelayMs: LLM_MS, wordDelayMs: 250, text: GOODBYE })),
+    });
+    await s.untilListening();
+    await s.timeline.advance(300);
+    s.channel.speak(800);
+    await s.untilListening();
+    await s.timeline.advance(300);
+    s.channel.speak(800);
+    await s.timeline.until(() => s.of('first_audio').length === 3, 10_000);
+    await s.timeline.advance(100);
+    s.channel.speak(500);
+    await s.timeline.until(() => s.ended.length > 0 && s.channel.hangUps.length > 0, 30_000);
+    expect(s.channel.clears).toHaveLength(1);
+    expect(s.of('agent_resumed')).toHaveLength(1);
+    const goodbye = s.of('agent_heard').filter((e) => e.node_id === 'end_confirmed');
+    expect(goodbye.map((e) => [e.text, e.interrupted])).toEqual([
+      ['Wonderful.', false], // its first sentence had played whole; the next had not begun
+      ['Please arrive ten minutes early. Goodbye!', false],
+    ]);
+    expect(s.lm.streamRequests.filter((r) => r.system.includes('arrive ten minutes early'))).toHaveLength(1);
+    const hangUp = s.channel.hangUps[0];
+    expect(hangUp.atMs).toBeGreaterThanOrEqual(s.channel.sent.at(-1)!.playAtMs + 20);
+    const [end] = s.ended;
+    expect(end.hangUpsBefore).toBe(0);
+    expect(end.artifacts.outcome).toEqual({ reason: 'end_node', disposition: 'appointment_confirmed' });
+    expect(end.record.messages.filter((m) => m.role === 'assistant').at(-1)).toMatchObject({ text: GOODBYE });
+    expect(end.record.messages.filter((m) => m.role === 'assistant').at(-1)!.interrupted).toBeUndefined();
+    expect(end.artifacts.transcript.turns.filter((t) => t.role === 'user').map((t) => t.text)).toEqual(['Yes, this is Dana.', 'I will be there.']);
+    expect(end.artifacts.logs.filter((l) => l.event === 'false_interruption')).toHaveLength(1);
+    expect(end.artifacts.metrics).toMatchObject({ turns: 2, interruptions: 1 });
   });
 });
 

@@ -16,7 +16,10 @@
  *   backchannel words ("uh-huh") never interrupt and the first words are awaited until the speech is
  *   `interruptionMinSpeechMs + interruptionWordWaitMs` old at most (not at all once the call showed that its
  *   STT's words come later than that). A barge-in whose utterance proves to be only a backchannel or noise
- *   is a false interruption: the rest of the cut reply is said (`agentResumed`).
+ *   is a false interruption: the rest of the cut reply is said (`agentResumed`). A barge-in while the model
+ *   still streams the reply mutes it instead of aborting it (`muteTurn`): the stream runs on, the engine held,
+ *   until the utterance is judged: false, the rest is said as it streams and the turn completes as if never
+ *   cut; real (or the timeout, or MUTED_REPLY_MAX_CHARS), the stream is aborted and only heard words are kept.
  *   Speech while THINKING cancels the reply; the next commit restarts it with the new words (the transcript
  *   merges both). DTMF is user text `[DTMF 5]`.
  * - Endings: idle (check-in, then goodbye → `user_idle`), the time limit (goodbye → `max_duration`, cut
@@ -67,6 +70,12 @@ import { UtteranceGate } from './utterance-gate.js';
 const UTTERANCE_PREROLL_MS = 300;
 /** The caller's audio kept meanwhile for that (it covers the VAD's lag in judging a start, batched Silero's too). */
 const UTTERANCE_KEEP_MS = 1000;
+/**
+ * A reply muted by a barge-in (its model call still streaming) keeps at most this much text arriving after the
+ * cut while the interruption is judged; past it the reply is dropped as on a real interruption (~30 s of speech:
+ * a reply that long is not worth resuming, and the buffer stays bounded).
+ */
+export const MUTED_REPLY_MAX_CHARS = 2000;
 
 export interface VoiceSessionOptions {
   /** Names marks and log lines (the call's id). */
@@ -114,11 +123,31 @@ interface Reply {
   text: string;
   segments: Segment[];
   chunker: SentenceChunker;
+  /** A reply resumed after a muted cut: what the caller heard of the model's line before (the engine's line is both). */
+  heardBefore?: string;
+}
+
+/** A turn a barge-in cut while its model call still ran: muted, the engine held, until the caller's utterance is judged. */
+interface MutedTurn {
+  turn: AgentTurn;
+  /** The engine's last line as heard (it becomes this if the interruption proves real). */
+  lineHeard: string;
+  /** The cut turn's last reply had a line in the engine (text). */
+  hasLine: boolean;
+  /** Characters the model streamed since the cut (bounded by MUTED_REPLY_MAX_CHARS). */
+  chars: number;
+  /** falseInterruptionTimeoutMs after the caller's speech ended: the interruption is real. */
+  timer: TimerHandle | null;
+  /** The model call failed while muted: nothing is left to resume; a false interruption retries the reply. */
+  failed?: boolean;
 }
 
 class AgentTurn {
+  /** Aborts the whole turn: the model call and the speech. */
   readonly controller = new AbortController();
-  readonly replies: Reply[] = [];
+  /** The speech only (TTS of the pieces): a muted cut stops it and lets the model call go on. */
+  private audio = new AbortController();
+  replies: Reply[] = [];
   open: Reply | null = null;
   speaking: Promise<void> = Promise.resolve();
   ended: { reason: VoiceSessionOutcome['reason']; disposition: string } | null = null;
@@ -127,18 +156,46 @@ class AgentTurn {
   streamDone = false;
   /** A resumed reply (kind `resume`): what was heard before the cut it continues. */
   resumeCut: string | undefined;
+  /** Muted by a barge-in: its model call streams on, nothing is spoken, until the judgement. */
+  muted = false;
+  /** Spoken again after a muted cut proved a false interruption. */
+  resumed = false;
+  /** The run log's `false_interruption` entry of that resume (its resumed text grows as the model streams). */
+  resumeLog: RunLogEntry | null = null;
   firstTokenAtMs: number | undefined;
   firstAudioAtMs: number | undefined;
   ttsFirstAudioMs: number | undefined;
+  /** The turn's latency entry was reported (once per turn, resumed or not). */
+  latencyReported = false;
 
   constructor(
     readonly kind: TurnKind,
     readonly startedAtMs: number,
     readonly user: CommittedUtterance | null,
-  ) {}
+  ) {
+    this.controller.signal.addEventListener('abort', () => this.audio.abort(), { once: true });
+  }
 
   get aborted(): boolean {
     return this.controller.signal.aborted;
+  }
+
+  /** The signal the speech queued now is synthesized under. */
+  get audioSignal(): AbortSignal {
+    return this.audio.signal;
+  }
+
+  /** A muted cut: the speech stops, the model call goes on. */
+  mute(): void {
+    this.muted = true;
+    this.audio.abort();
+  }
+
+  /** The muted turn speaks again. */
+  unmute(): void {
+    this.muted = false;
+    this.audio = new AbortController();
+    if (this.aborted) this.audio.abort();
   }
 }
 
@@ -215,6 +272,8 @@ export class VoiceSession {
   private wordsLateSeen = false;
   /** The reply the last barge-in cut, until the caller's next utterance is committed. */
   private resumable: Resumable | null = null;
+  /** The turn the last barge-in cut while its model call still streamed, until the interruption is judged. */
+  private muted: MutedTurn | null = null;
   private graceTimer: TimerHandle | null = null;
   /** Answering-machine detection, while it runs. */
   private amd: VoicemailGate | null = null;
@@ -376,6 +435,7 @@ export class VoiceSession {
       this.speechWordsAtMs = undefined;
       this.events.emit('speech_started', { atMs });
       this.cancelIdle();
+      this.cancelMutedTimeout();
       this.speechCounts = false;
       if (this.state_ === 'speaking') {
         this.disarmBargeIn();
@@ -384,7 +444,7 @@ export class VoiceSession {
         return;
       }
       if (this.closing || this.holdTurns) return;
-      if (this.state_ === 'thinking' && this.turn && (this.turn.kind === 'send' || this.turn.kind === 'retry')) this.cancelThinking();
+      if (this.state_ === 'thinking' && this.turn && (this.turn.kind === 'send' || this.turn.kind === 'retry') && !this.turn.resumed) this.cancelThinking();
       this.speechCounts = true;
       this.endpointer.speechStarted(atMs);
       return;
@@ -395,6 +455,7 @@ export class VoiceSession {
     this.events.emit('speech_stopped', { atMs: nowMs, endOfSpeechMs: atMs });
     this.sttGate?.speechStopped();
     this.stt?.finalize();
+    if (this.muted) this.armMutedTimeout(atMs);
     if (this.speechCounts) this.endpointer.speechStopped(atMs);
     else if (this.state_ === 'listening' && !this.turn) this.armIdle();
     this.speechCounts = false;
@@ -419,7 +480,15 @@ export class VoiceSession {
     if (this.finishing || this.closing || this.holdTurns) return;
     const resume = this.resumable;
     this.resumable = null;
-    if (resume && !this.turn && (u.text.trim() === '' || isBackchannel(u.text)) && this.timers.now() - u.speechEndMs <= this.settings.falseInterruptionTimeoutMs) {
+    const falseInterruption = !this.turn && (u.text.trim() === '' || isBackchannel(u.text)) && this.timers.now() - u.speechEndMs <= this.settings.falseInterruptionTimeoutMs;
+    if (this.muted) {
+      if (falseInterruption) {
+        this.resumeMuted(u);
+        return;
+      }
+      this.dropMuted();
+    }
+    if (resume && falseInterruption) {
       this.resumeReply(resume, u);
       return;
     }
@@ -561,7 +630,8 @@ export class VoiceSession {
   /**
    * Stops the agent now: clears the carrier, aborts the turn, puts what was heard in the transcript and tells
    * the engine. Returns the heard words of the reply that was cut. `resumable` (a barge-in): remembers the
-   * unheard rest of the reply, in case the caller's utterance proves the interruption false.
+   * unheard rest of the reply, in case the caller's utterance proves the interruption false; a turn whose model
+   * call still streams is muted instead of aborted (`muteTurn`).
    */
   private cutAgent(now: number, resumable = false): string {
     const turn = this.turn;
@@ -570,18 +640,133 @@ export class VoiceSession {
     this.turn = null;
     this.setState('listening');
     if (!turn) return '';
+    if (resumable && this.mayMute(turn)) return this.muteTurn(turn, heard, now);
     turn.controller.abort();
     const rest = resumable ? this.restOf(turn, heard) : null;
     const texts = this.reportHeard(turn, heard, now);
     const last = turn.replies.at(-1);
     const lastHeard = last ? (texts.get(last) ?? '') : '';
+    const lineHeard = joinWords(last?.heardBefore, lastHeard);
     if (turn.resumeCut !== undefined) this.conversation.agentResumed(turn.resumeCut, lastHeard, true);
-    else if (last && last.text.trim() !== '') this.conversation.agentInterrupted(lastHeard);
+    else if (last && (last.text.trim() !== '' || last.heardBefore)) this.conversation.agentInterrupted(lineHeard);
     if (rest && last) {
-      const cutText = turn.resumeCut === undefined ? lastHeard : `${turn.resumeCut} ${lastHeard}`.trim();
+      const cutText = turn.resumeCut === undefined ? lineHeard : `${turn.resumeCut} ${lastHeard}`.trim();
       this.resumable = { nodeId: last.nodeId, cutText, text: rest };
     }
     return lastHeard;
+  }
+
+  /** A barge-in on `turn` can wait for the judgement with its model call running: the call still streams. */
+  private mayMute(turn: AgentTurn): boolean {
+    return !turn.streamDone && !turn.ended && !this.closing && (turn.kind === 'send' || turn.kind === 'retry' || turn.kind === 'open' || turn.kind === 'idle');
+  }
+
+  /**
+   * A barge-in on a turn whose model call still streams (docs/voice.md "Barge-in", rule 3): the speech stops
+   * (the carrier was cleared), the transcript gets the heard words, but the model call runs on, muted, and
+   * the engine is held (`Conversation.holdTurn`): nothing of the turn is committed or acted on until the
+   * caller's utterance is judged. What is left to say (from the word being played at the cut) stays in the
+   * turn's replies, and the text that streams meanwhile joins it: `resumeMuted` says it all, `dropMuted`
+   * aborts it. Returns the heard words of the reply that was cut.
+   */
+  private muteTurn(turn: AgentTurn, heard: HeardSegment[], now: number): string {
+    turn.mute();
+    this.conversation.holdTurn();
+    const texts = this.reportHeard(turn, heard, now);
+    const last = turn.replies.at(-1);
+    const lastHeard = last ? (texts.get(last) ?? '') : '';
+    const rest: Reply[] = [];
+    for (const reply of turn.replies) {
+      const heardText = texts.get(reply) ?? '';
+      const text = textAfterWords(reply.text, wordCount(heardText));
+      if (text.trim() === '' && reply !== turn.open) continue; // heard whole
+      const continued: Reply = { nodeId: reply.nodeId, text, segments: [], chunker: new SentenceChunker(), heardBefore: joinWords(reply.heardBefore, heardText) };
+      rest.push(continued);
+      if (reply === turn.open) turn.open = continued;
+    }
+    turn.replies = rest;
+    this.muted = {
+      turn,
+      lineHeard: joinWords(last?.heardBefore, lastHeard),
+      hasLine: last !== undefined && `${last.heardBefore ?? ''}${last.text}`.trim() !== '',
+      chars: 0,
+      timer: null,
+    };
+    this.logger.info({ heard: lastHeard }, 'barge-in while the model streams: its reply is muted until the interruption is judged');
+    return lastHeard;
+  }
+
+  /**
+   * The muted turn's interruption was false: the agent says everything left of it, from the word being played
+   * at the cut, as the model streams it (nothing waits for the stream's end), and the engine goes on as if
+   * nothing had happened (tool calls, a transition, an ending run once, now). The caller's words are not a turn.
+   */
+  private resumeMuted(u: CommittedUtterance): void {
+    const m = this.muted!;
+    this.muted = null;
+    m.timer?.cancel();
+    const turn = m.turn;
+    if (m.failed) {
+      // the reply has no rest to say: the model answers again, as after any failed reply
+      void this.runTurn('retry', (o) => this.conversation.retry(o), turn.user);
+      return;
+    }
+    turn.resumeLog = this.noteFalseInterruption(u, restText(turn));
+    turn.unmute();
+    turn.resumed = true;
+    turn.firstAudioAtMs = undefined;
+    this.turn = turn;
+    this.cancelIdle();
+    this.setState('thinking');
+    for (const reply of turn.replies) {
+      for (const piece of reply.chunker.push(reply.text)) this.speak(turn, reply, piece);
+      if (reply !== turn.open) for (const piece of reply.chunker.flush()) this.speak(turn, reply, piece);
+    }
+    this.conversation.releaseTurn();
+    // a model call that ended while muted left the turn to be completed here (runTurn returned)
+    if (turn.streamDone) void this.completeWhenHeard(turn);
+  }
+
+  /**
+   * The muted turn's interruption was real (words that are not a backchannel, the timeout, the cap, the call
+   * ending): its model call is aborted and nothing it produced after the cut is kept; the engine's line is the
+   * words heard.
+   */
+  private dropMuted(): void {
+    const m = this.muted;
+    if (!m) return;
+    this.muted = null;
+    m.timer?.cancel();
+    m.turn.controller.abort();
+    if (m.hasLine && !m.failed) this.conversation.agentInterrupted(m.lineHeard);
+  }
+
+  /** The caller's speech (after a muted cut) ended at `endOfSpeechMs`: no utterance judged false by the timeout, the cut is real. */
+  private armMutedTimeout(endOfSpeechMs: number): void {
+    const m = this.muted!;
+    m.timer?.cancel();
+    m.timer = this.timers.setTimeout(() => {
+      m.timer = null;
+      if (this.muted !== m) return;
+      this.logger.info({ timeout_ms: this.settings.falseInterruptionTimeoutMs }, 'no false interruption in time: the muted reply is dropped');
+      this.dropMuted();
+    }, Math.max(0, endOfSpeechMs + this.settings.falseInterruptionTimeoutMs - this.timers.now()));
+  }
+
+  private cancelMutedTimeout(): void {
+    if (!this.muted) return;
+    this.muted.timer?.cancel();
+    this.muted.timer = null;
+  }
+
+  /** Text the muted turn's model streamed after the cut: bounded, past the bound the cut is treated as real. */
+  private mutedText(chars: number): void {
+    const m = this.muted;
+    if (!m) return;
+    m.chars += chars;
+    if (m.chars <= MUTED_REPLY_MAX_CHARS) return;
+    this.logger.info({ max_chars: MUTED_REPLY_MAX_CHARS }, 'the muted reply grew past its bound: dropped');
+    this.dropMuted();
   }
 
   /**
@@ -612,14 +797,7 @@ export class VoiceSession {
    */
   private resumeReply(resume: Resumable, u: CommittedUtterance): void {
     const now = this.timers.now();
-    this.logger.info({ caller_text: u.text, resumed: resume.text }, 'false interruption: the agent resumes its reply');
-    this.events.emit('agent_resumed', { atMs: now, text: resume.text, callerText: u.text });
-    this.turnLogs.push({
-      ts: this.clock.now().toISOString(),
-      event: 'false_interruption',
-      message: u.text.trim() === '' ? 'The caller\'s interruption was noise: the agent resumed its reply' : `The caller only said "${u.text.trim()}": the agent resumed its reply`,
-      details: { caller_text: u.text, resumed_text: resume.text },
-    });
+    this.noteFalseInterruption(u, resume.text);
     const turn = new AgentTurn('resume', now, null);
     turn.resumeCut = resume.cutText;
     turn.streamDone = true;
@@ -630,19 +808,41 @@ export class VoiceSession {
     reply.text = resume.text;
     for (const piece of reply.chunker.push(resume.text)) this.speak(turn, reply, piece);
     this.closeReply(turn);
-    void (async () => {
-      await turn.speaking;
-      if (turn.aborted || turn.failed || this.turn !== turn) return;
-      await this.waitPlayed();
-      if (turn.aborted || this.turn !== turn) return;
-      this.completeTurn(turn);
-    })();
+    void this.completeWhenHeard(turn);
+  }
+
+  /** A false interruption: the log line, the `agent_resumed` event and the run log's entry (returned). */
+  private noteFalseInterruption(u: CommittedUtterance, resumed: string): RunLogEntry {
+    this.logger.info({ caller_text: u.text, resumed }, 'false interruption: the agent resumes its reply');
+    this.events.emit('agent_resumed', { atMs: this.timers.now(), text: resumed, callerText: u.text });
+    const entry: RunLogEntry = {
+      ts: this.clock.now().toISOString(),
+      event: 'false_interruption',
+      message: u.text.trim() === '' ? 'The caller\'s interruption was noise: the agent resumed its reply' : `The caller only said "${u.text.trim()}": the agent resumed its reply`,
+      details: { caller_text: u.text, resumed_text: resumed },
+    };
+    this.turnLogs.push(entry);
+    return entry;
+  }
+
+  /** Once `turn`'s speech was all synthesized and heard (and it is still the turn): completes it. */
+  private async completeWhenHeard(turn: AgentTurn): Promise<void> {
+    await turn.speaking;
+    if (turn.aborted || turn.failed || this.turn !== turn) return;
+    await this.waitPlayed();
+    if (turn.aborted || this.turn !== turn) return;
+    this.completeTurn(turn);
   }
 
   /** A reply being prepared (nothing audible yet) is dropped; the caller's next words restart it. */
   private cancelThinking(): void {
     const turn = this.turn;
     if (!turn || this.conversation.status === 'ended') return;
+    if (turn.resumed) {
+      // a muted turn resumed, not heard again yet: cut like one speaking (the engine keeps the words heard before)
+      this.cutAgent(this.timers.now());
+      return;
+    }
     this.turn = null;
     turn.controller.abort();
     if (this.playout.busy) this.playout.clear(this.timers.now());
@@ -658,6 +858,7 @@ export class VoiceSession {
 
   private async runTurn(kind: TurnKind, start: (o: TurnOptions) => ConversationTurn, user: CommittedUtterance | null): Promise<void> {
     if (this.finishing) return;
+    this.dropMuted(); // (judged before any new turn; this only makes sure the engine is free)
     const turn = new AgentTurn(kind, this.timers.now(), user);
     this.turn = turn;
     this.resumable = null;
@@ -671,16 +872,22 @@ export class VoiceSession {
       turn.streamDone = !turn.aborted;
     } catch (error) {
       if (turn.aborted || isAbortError(error)) return;
+      const m = this.muted;
+      if (turn.muted && m?.turn === turn) {
+        // The engine dropped the failed reply: its line becomes the words heard, as on a cut. The judgement goes
+        // on: a real interruption is answered as usual, a false one gets the reply again (resumeMuted).
+        this.logger.warn({ err: describe(error) }, 'the model failed while its reply was muted by a barge-in');
+        m.failed = true;
+        if (m.hasLine) this.conversation.agentResumed('', m.lineHeard, true);
+        return;
+      }
       await this.turnFailed(turn, error);
       return;
     }
     if (turn.aborted) return;
     this.closeReply(turn);
-    await turn.speaking;
-    if (turn.aborted || turn.failed || this.turn !== turn) return;
-    await this.waitPlayed();
-    if (turn.aborted || this.turn !== turn) return;
-    this.completeTurn(turn);
+    if (turn.muted) return; // the barge-in's judgement completes it (resumeMuted) or drops it
+    await this.completeWhenHeard(turn);
   }
 
   private onConversationEvent(turn: AgentTurn, event: ConversationEvent): void {
@@ -693,6 +900,11 @@ export class VoiceSession {
         }
         const reply = turn.open ?? this.openReply(turn, event.node_id);
         reply.text += event.text;
+        if (turn.muted) {
+          this.mutedText(event.text.length);
+          return;
+        }
+        if (turn.resumeLog?.details) turn.resumeLog.details.resumed_text = restText(turn);
         for (const piece of reply.chunker.push(event.text)) this.speak(turn, reply, piece);
         return;
       }
@@ -735,6 +947,7 @@ export class VoiceSession {
     const reply = turn.open;
     if (!reply) return;
     turn.open = null;
+    if (turn.muted) return; // its text is said whole if the turn resumes
     for (const piece of reply.chunker.flush()) this.speak(turn, reply, piece);
   }
 
@@ -743,11 +956,13 @@ export class VoiceSession {
     const segment = this.playout.begin({ text, nodeId: reply.nodeId });
     reply.segments.push(segment);
     this.segmentReplies.set(segment, reply);
-    turn.speaking = turn.speaking.then(() => this.synthesize(turn, segment));
+    const signal = turn.audioSignal;
+    turn.speaking = turn.speaking.then(() => this.synthesize(turn, segment, signal));
   }
 
-  private async synthesize(turn: AgentTurn, segment: Segment): Promise<void> {
-    if (turn.aborted || turn.failed) return;
+  /** `signal`: the turn's speech as it was when the piece was queued (aborted with the turn, or by a muted cut). */
+  private async synthesize(turn: AgentTurn, segment: Segment, signal: AbortSignal): Promise<void> {
+    if (signal.aborted || turn.failed) return;
     const requestedAt = this.timers.now();
     try {
       // the greeting's pieces were synthesized while the call rang: no TTS round trip before the first words
@@ -756,20 +971,20 @@ export class VoiceSession {
         text: segment.text,
         ...this.options.ttsOptions,
         preferredFormat: SESSION_FORMAT,
-        signal: turn.controller.signal,
+        signal,
       });
       // converted lazily by the playout, as it plays (see Playout.write)
       const converter = toSessionAudio(audio.format);
       const source = { convert: (b: Uint8Array) => converter.convert(b), bytesPerMs: bytesPerMs(audio.format) };
       for await (const chunk of audio.chunks) {
-        if (turn.aborted) return;
+        if (signal.aborted) return;
         if (turn.ttsFirstAudioMs === undefined) turn.ttsFirstAudioMs = this.timers.now() - requestedAt;
         this.playout.write(segment, chunk, source);
       }
-      if (turn.aborted) return;
+      if (signal.aborted) return;
       this.playout.end(segment);
     } catch (error) {
-      if (turn.aborted || isAbortError(error)) return;
+      if (signal.aborted || isAbortError(error)) return;
       turn.failed = true;
       await this.fail('tts', error);
     }
@@ -783,7 +998,8 @@ export class VoiceSession {
     this.setState('speaking');
     this.events.emit('first_audio', { atMs });
     const user = turn.user;
-    if (!user) return;
+    if (!user || turn.latencyReported) return; // one entry per turn: a resumed one is not a new reply
+    turn.latencyReported = true;
     const latency: TurnLatency = {
       end_of_speech_to_first_audio: Math.round(atMs - user.speechEndMs),
       stt: user.finalAtMs === undefined ? 0 : Math.max(0, Math.round(user.finalAtMs - user.stoppedAtMs)),
@@ -956,7 +1172,7 @@ export class VoiceSession {
 
   private onIdle(): void {
     this.idleTimer = null;
-    if (this.finishing || this.closing || this.turn || this.endpointer.active || this.vad.speaking) return;
+    if (this.finishing || this.closing || this.turn || this.muted || this.endpointer.active || this.vad.speaking) return;
     this.logger.info({ timeout_ms: this.settings.userIdleTimeoutMs }, 'the caller is silent');
     void this.runTurn('idle', (o) => this.conversation.userIdle(o), null);
   }
@@ -965,6 +1181,7 @@ export class VoiceSession {
     this.maxTimer = null;
     if (this.finishing) return;
     this.logger.info({ limit_ms: this.settings.maxCallDurationMs }, 'the call reached its time limit');
+    this.dropMuted();
     if (this.turn || this.playout.busy) this.cutAgent(this.timers.now());
     this.closing = true;
     this.endpointer.reset();
@@ -990,6 +1207,7 @@ export class VoiceSession {
     if (this.finishing) return;
     this.logger.info({ reason }, 'the caller hung up');
     this.closing = true;
+    this.dropMuted();
     if (this.turn || this.playout.busy) this.cutAgent(this.timers.now());
     if (this.conversation.status === 'active') {
       try {
@@ -1007,6 +1225,7 @@ export class VoiceSession {
     const message = `${source} failed: ${describe(error)}`;
     this.logger.error({ source, err: describe(error) }, 'a speech or model provider failed; ending the call');
     this.closing = true;
+    this.dropMuted();
     if (this.turn || this.playout.busy) this.cutAgent(this.timers.now());
     if (this.conversation.status === 'active') {
       try {
@@ -1033,6 +1252,7 @@ export class VoiceSession {
       this.options.greeting?.abort();
       this.vad.close();
       this.endpointer.reset();
+      this.dropMuted();
       this.turn?.controller.abort();
       this.turn = null;
       this.playout.close();
@@ -1097,6 +1317,26 @@ function recordOf(state: ConversationRecord): ConversationRecord {
     started_at: state.started_at,
     ended_at: state.ended_at,
   };
+}
+
+/** Words heard before and after a cut, as one line. */
+function joinWords(before: string | undefined, after: string): string {
+  return before ? `${before} ${after}`.trim() : after;
+}
+
+/** `text` from its word number `words` on (0: all of it), trailing spaces kept (more streamed text may follow). */
+function textAfterWords(text: string, words: number): string {
+  let count = 0;
+  for (const m of text.matchAll(/\S+/gu)) {
+    if (count === words) return text.slice(m.index);
+    count++;
+  }
+  return /\s*$/u.exec(text)?.[0] ?? '';
+}
+
+/** What a resumed (or muted) turn has left to say, as one line. */
+function restText(turn: { replies: Reply[] }): string {
+  return turn.replies.map((r) => r.text.trim()).filter((t) => t !== '').join(' ');
 }
 
 function describe(error: unknown): string {
