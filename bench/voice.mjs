@@ -1,6 +1,7 @@
 // Benchmark 10: voice-to-voice latency of talking calls over loopback (docs/voice.md "Making calls talk").
 // The real service (main thread) serves Twilio media streams; the harness, a process of its own (see
-// startHarness: pinned to the other core than the service's by default), runs the fake providers and the callers: an OpenAI-compatible fake with set delays (chat: first token after LLM_MS; /audio/transcriptions: STT_MS;
+// startHarness; BENCH_VOICE_PIN=1 pins it and the service to different cores), runs the fake providers and the
+// callers: an OpenAI-compatible fake with set delays (chat: first token after LLM_MS; /audio/transcriptions: STT_MS;
 // /audio/speech: first PCM after TTS_MS) and one simulated Twilio caller per call (test/fakes/twilio/
 // twilio-media-caller.ts: Twilio's media JSON, 20 ms μ-law frames in real time, marks echoed on its playback clock).
 // Each call: the greeting, TURNS caller turns (the fixture "Yes, I will attend."), then a barge-in during the agent's
@@ -500,15 +501,19 @@ function memoryGc() {
 }
 
 /**
- * The callers and the fakes (the harness): by default a process of their own, pinned to the last core while the
- * service's process is pinned to the first (`taskset`, when there is more than one core). The issue's target is
- * per core ("50 calls served by one core"), and the harness shares nothing with the service then: not its core,
- * not its process's V8 helper threads or libuv pool; in a worker thread of the service's process (the bench until
- * 2026-11-28, BENCH_VOICE_HARNESS=worker) both threads floated over both cores and the harness's timers, which
- * time the wire, ran wherever the service left room. BENCH_VOICE_PIN=0 runs both unpinned.
+ * The callers and the fakes (the harness): by default a process of their own, so they share nothing with the
+ * service but the machine: not its V8 helper threads, libuv pool or heap. In a worker thread of the service's
+ * process (the bench until 2026-11-28, BENCH_VOICE_HARNESS=worker) the harness's own bursts (the fake TTS then
+ * computed every answer's tone) ran beside the service, and its timers, which time the wire, waited for them.
+ * BENCH_VOICE_PIN=1 also pins the service's process to the first core and the harness to the last (`taskset`),
+ * the issue's "served by one core" to the letter. Not the default: on this shared 2-core machine a pinned service
+ * cannot leave a core another process is busy on (its scavenge pauses were ~1.7x longer, --single-threaded-gc or
+ * not); in back-to-back runs at load 1.4-3 pinned gave 84-164 / 281-565 ms turn overhead p50 / p95 against
+ * 58-121 / 92-227 unpinned (docs/benchmarks.md section 10 notes). The service's event loop is one thread either
+ * way, and its CPU per call is measured on that thread alone.
  */
 const HARNESS = process.env.BENCH_VOICE_HARNESS ?? 'process';
-const PIN = process.env.BENCH_VOICE_PIN !== '0' && os.cpus().length > 1 && hasTaskset();
+const PIN = process.env.BENCH_VOICE_PIN === '1' && os.cpus().length > 1 && hasTaskset();
 
 function startHarness() {
   if (HARNESS === 'worker') return new Worker(fileURLToPath(import.meta.url), { workerData: { worker: true } });
