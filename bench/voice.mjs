@@ -1,5 +1,6 @@
 // Benchmark 10: voice-to-voice latency of talking calls over loopback (docs/voice.md "Making calls talk").
-// The real service (main thread) serves Twilio media streams; a worker thread runs the fake providers and the
+// The real service (main thread) serves Twilio media streams; the harness, a process of its own (see
+// startHarness; BENCH_VOICE_PIN=1 pins it and the service to different cores), runs the fake providers and the
 // callers: an OpenAI-compatible fake with set delays (chat: first token after LLM_MS; /audio/transcriptions: STT_MS;
 // /audio/speech: first PCM after TTS_MS) and one simulated Twilio caller per call (test/fakes/twilio/
 // twilio-media-caller.ts: Twilio's media JSON, 20 ms μ-law frames in real time, marks echoed on its playback clock).
@@ -27,7 +28,7 @@
 // BENCH_VOICE_NODE_FLAGS replaces them, '' for V8's defaults); each result lists them and the service thread's GC
 // pauses during the calls (`service_gc`).
 // `node bench/voice.mjs` after `npm run build`.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -35,7 +36,8 @@ import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
 import { runInNewContext } from 'node:vm';
-import { dist, freshDir, mainThreadCpuMs, percentile, report } from './lib.mjs';
+import { dist, freshDir, hasTaskset, mainThreadCpuMs, percentile, report } from './lib.mjs';
+import os from 'node:os';
 
 const CALLS = (process.env.BENCH_VOICE_CALLS ?? '1,50').split(',').map(Number);
 const TURNS = Number(process.env.BENCH_VOICE_TURNS ?? 3);
@@ -55,12 +57,17 @@ const TOKEN_MS = Number(process.env.BENCH_VOICE_TOKEN_MS ?? 0);
 // the time the agent has to prepare the greeting. 0: the stream starts the moment the webhook is answered.
 const RING_MS = Number(process.env.BENCH_VOICE_RING_MS ?? 200);
 const RESUME_WINDOW_MS = 4000; // after a fixture ends: a resume (endpointing + TTS) lands well within it
+// The fake TTS's answer: a 440 Hz tone, its longest (4 s) computed once. Each answer is a prefix of it, the same
+// bytes as when every answer computed its own: ~5 ms of the harness's CPU per 3-4 s answer (50 of them at once at 50 calls)
+// delayed the other calls' fakes and the callers' wire timestamps, not the service.
+const TONE = Buffer.alloc(4 * 24000 * 2);
+for (let i = 0; i < TONE.length / 2; i++) TONE.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 24000)), i * 2);
 const REPLY = 'Thank you. I have noted that you will come, and we look forward to seeing you at the clinic.';
 
 // ---------------------------------------------------------------------------------------------------------
 // Worker: the fake providers and the callers.
 
-async function workerMain() {
+async function workerMain(port) {
   const { TwilioMediaCaller } = await dist('test/fakes/twilio/twilio-media-caller.js');
   const { FakeDeepgramServer } = await dist('test/fakes/deepgram/fake-deepgram-server.js');
   const { readWav } = await dist('core/voice/wav.js');
@@ -112,8 +119,7 @@ async function workerMain() {
         setTimeout(() => {
           res.writeHead(200, { 'content-type': 'audio/pcm' });
           const ms = Math.min(4000, body.input.length * 40);
-          const pcm = Buffer.alloc(Math.round((ms * 24000) / 1000) * 2);
-          for (let i = 0; i < pcm.length / 2; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 24000)), i * 2);
+          const pcm = TONE.subarray(0, Math.round((ms * 24000) / 1000) * 2);
           res.write(pcm.subarray(0, 4800));
           fake.tts.push(performance.now() - t0);
           res.end(pcm.subarray(4800));
@@ -148,9 +154,9 @@ async function workerMain() {
     });
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  parentPort.postMessage({ type: 'fake', url: `http://127.0.0.1:${server.address().port}/v1`, deepgram: { url: deepgram.baseUrl, key: deepgram.key } });
+  port.postMessage({ type: 'fake', url: `http://127.0.0.1:${server.address().port}/v1`, deepgram: { url: deepgram.baseUrl, key: deepgram.key } });
 
-  parentPort.on('message', async (m) => {
+  port.on('message', async (m) => {
     if (m.type !== 'calls') return;
     fake.stt.length = 0;
     fake.llm.length = 0;
@@ -238,7 +244,7 @@ async function workerMain() {
       }
     }));
     workerLoop.disable();
-    parentPort.postMessage({ type: 'done', workerLoopP99Ms: workerLoop.percentile(99) / 1e6, rings, latencies, bargeIns, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
+    port.postMessage({ type: 'done', workerLoopP99Ms: workerLoop.percentile(99) / 1e6, rings, latencies, bargeIns, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
   });
 }
 
@@ -269,6 +275,7 @@ async function main() {
     const r = spawnSync(process.execPath, [...process.execArgv, ...missing, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, BENCH_VOICE_REEXEC: '1' } });
     process.exit(r.status ?? 1);
   }
+  const pinned = pinService();
   const { buildContainer, attachHttpServer, ExpressAppToken } = await dist('plugins/composition-root.js');
   const { createHttpServer } = await dist('http/app.js');
   const { loadSettings } = await dist('plugins/settings.js');
@@ -302,7 +309,7 @@ async function main() {
   const manifest = JSON.parse(readFileSync(fileURLToPath(new URL('../test/fixtures/audio/fixtures.json', import.meta.url)), 'utf8'));
   const known = Object.entries(manifest.speech).map(([name, text]) => ({ text, audio: fixture(name) }));
 
-  const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { worker: true } });
+  const worker = startHarness();
   const fakes = await new Promise((r) => worker.once('message', (m) => r(m)));
   const fakeUrl = fakes.url;
   const numberOf = (stt) => `+1555000${7777 + STT_MODES.indexOf(stt)}`;
@@ -426,6 +433,9 @@ async function main() {
       service_main_thread_cpu_ms_per_call: mainCpu === null ? null : round(mainCpu / n),
       service_main_thread_cpu_percent_of_core_per_call: mainCpu === null ? null : Math.round((1000 * mainCpu) / wall / n) / 10,
       wall_s: round(wall / 1000),
+      // where the callers and fakes ran: their own process (pinned to the last core, the service to the first) or
+      // a worker thread of the service's process
+      harness: HARNESS === 'worker' ? 'worker thread' : pinned ? 'own process, pinned apart' : 'own process',
       service_node_flags: process.execArgv.filter((f) => f.startsWith('--') && !f.startsWith('--cpu-prof') && !f.startsWith('--import')),
       ...(memorySampled ? { memory_per_call: await memorySampled } : {}),
     };
@@ -512,5 +522,46 @@ function memoryGc() {
   return gcFn;
 }
 
-if (isMainThread) await main();
-else if (workerData?.worker) await workerMain();
+/**
+ * The callers and the fakes (the harness): by default a process of their own, so they share nothing with the
+ * service but the machine: not its V8 helper threads, libuv pool or heap. In a worker thread of the service's
+ * process (the bench until 2026-11-28, BENCH_VOICE_HARNESS=worker) the harness's own bursts (the fake TTS then
+ * computed every answer's tone) ran beside the service, and its timers, which time the wire, waited for them.
+ * BENCH_VOICE_PIN=1 also pins the service's process to the first core and the harness to the last (`taskset`),
+ * the issue's "served by one core" to the letter. Not the default: on this shared 2-core machine a pinned service
+ * cannot leave a core another process is busy on (its scavenge pauses were ~1.7x longer, --single-threaded-gc or
+ * not); in back-to-back runs at load 1.4-3 pinned gave 84-164 / 281-565 ms turn overhead p50 / p95 against
+ * 58-121 / 92-227 unpinned (docs/benchmarks.md section 10 notes). The service's event loop is one thread either
+ * way, and its CPU per call is measured on that thread alone.
+ */
+const HARNESS = process.env.BENCH_VOICE_HARNESS ?? 'process';
+const PIN = process.env.BENCH_VOICE_PIN === '1' && os.cpus().length > 1 && hasTaskset();
+
+function startHarness() {
+  if (HARNESS === 'worker') return new Worker(fileURLToPath(import.meta.url), { workerData: { worker: true } });
+  const args = [fileURLToPath(import.meta.url)];
+  const env = { ...process.env, BENCH_VOICE_HARNESS_CHILD: '1' };
+  const opts = { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced', env };
+  const child = PIN ? spawn('taskset', ['-c', String(os.cpus().length - 1), process.execPath, ...args], opts) : spawn(process.execPath, args, opts);
+  return {
+    once: (event, f) => child.once(event, f),
+    on: (event, f) => child.on(event, f),
+    off: (event, f) => child.off(event, f),
+    postMessage: (m) => child.send(m),
+    terminate: async () => {
+      child.disconnect();
+      child.kill();
+    },
+  };
+}
+
+/** The service's process on the first core, every thread of it (V8's helpers and libuv's pool too). */
+function pinService() {
+  if (!PIN) return false;
+  const r = spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  return r.status === 0;
+}
+
+if (process.env.BENCH_VOICE_HARNESS_CHILD) await workerMain({ postMessage: (m) => process.send(m), on: (event, f) => process.on(event, f) });
+else if (isMainThread) await main();
+else if (workerData?.worker) await workerMain(parentPort);

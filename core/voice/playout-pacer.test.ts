@@ -193,4 +193,59 @@ describe('PlayoutPacer', () => {
     expect(again.sentMs).toBe(320); // 301 ms of audio: 15 whole frames + the padded last one
     expect(again.played).toBe(true);
   });
+
+  it('tops a call up only when its lead runs low: ~100 ms in one piece every ~100 ms, never below the low-water mark', async () => {
+    const timeline = new VirtualTimeline();
+    const pacer = new PlayoutPacer(timeline);
+    const pieces: Array<{ atMs: number; playAtMs: number; frames: number }> = [];
+    const channel = new MemoryMediaChannel(timeline);
+    const playout = pacer.open(
+      {
+        sendFrame: () => {
+          throw new Error('a sink with sendFrames gets pieces');
+        },
+        sendFrames: (audio, playAtMs) => {
+          expect(audio.length % 160).toBe(0);
+          pieces.push({ atMs: timeline.now(), playAtMs, frames: audio.length / 160 });
+          channel.sendAudio(audio);
+        },
+        sendMark: (mark) => channel.sendMark(mark),
+        clear: () => channel.clear(),
+      },
+      'c',
+    );
+    channel.onMark((mark, played) => playout.markReported(mark, played));
+    const start = timeline.now();
+    const a = playout.begin({ text: 'A long answer.', nodeId: 'n' });
+    playout.write(a, speechAudio(MULAW_8K, 2000));
+    playout.end(a);
+    // the first 200 ms go out at once, as one piece
+    expect(pieces).toEqual([{ atMs: start, playAtMs: start, frames: 10 }]);
+    await timeline.advance(2400);
+    expect(pieces.reduce((n, p) => n + p.frames, 0)).toBe(100);
+    expect(playout.busy).toBe(false);
+    // after the first: one piece per ~100 ms of audio (a 20 ms frame per tick was 90 pieces), sent while the
+    // carrier still held ≥ 80 ms (the low-water mark less one tick), and never more than 200 ms ahead
+    const later = pieces.slice(1);
+    expect(later.length).toBeLessThanOrEqual(19);
+    for (const p of later.slice(0, -1)) expect(p.frames).toBeGreaterThanOrEqual(4);
+    for (const p of later) expect(p.playAtMs - p.atMs).toBeGreaterThanOrEqual(80);
+    expect(channel.maxBufferedMs).toBeLessThanOrEqual(200);
+    // back to back: each piece plays where the one before ends
+    for (let i = 1; i < pieces.length; i++) expect(pieces[i].playAtMs).toBe(pieces[i - 1].playAtMs + pieces[i - 1].frames * 20);
+  });
+
+  it('lowWaterMs = aheadMs tops a call up on every tick: a frame a tick, as before', async () => {
+    const timeline = new VirtualTimeline();
+    const pacer = new PlayoutPacer(timeline, { lowWaterMs: 200 });
+    const frames: number[] = [];
+    const playout = pacer.open({ sendFrame: () => undefined, sendFrames: (audio) => frames.push(audio.length / 160), sendMark: () => undefined, clear: () => undefined }, 'c');
+    const a = playout.begin({ text: 'A long answer.', nodeId: 'n' });
+    playout.write(a, speechAudio(MULAW_8K, 1000));
+    playout.end(a);
+    await timeline.advance(1200);
+    expect(frames[0]).toBe(10);
+    expect(frames.slice(1).every((n) => n === 1)).toBe(true);
+    expect(frames.reduce((n, f) => n + f, 0)).toBe(50);
+  });
 });

@@ -1,9 +1,11 @@
 /**
  * Paced playout of agent audio (docs/voice.md "Turn-taking, barge-in and endings"). One `PlayoutPacer` serves
  * every call of a process with ONE timer: while any call has audio waiting, a tick every `tickMs` (20 ms)
- * tops up each call's channel so that at most `aheadMs` (200 ms) of audio sits beyond the playback clock.
- * Keeping the carrier's buffer short is what lets a barge-in `clear` silence the agent at once; the first
- * frames of a reply go out when they arrive, not on the next tick.
+ * tops up each call whose lead fell below `lowWaterMs` (100 ms) so that at most `aheadMs` (200 ms) of audio
+ * sits beyond the playback clock: a call gets ~100 ms in one piece every ~100 ms (with a sink's `sendFrames`,
+ * one carrier message) rather than a 20 ms frame every tick, which made each call's socket take a write per
+ * frame. Keeping the carrier's buffer short is what lets a barge-in `clear` silence the agent at once; the
+ * first frames of a reply (and any audio that arrives) go out when they arrive, not on the next tick.
  *
  * Each call's `Playout` plays segments (one a synthesized sentence) in order, in 20 ms frames of the
  * session format, with a mark after each segment's last frame: the channel's mark echo says the caller heard
@@ -34,17 +36,32 @@ interface RawPiece {
   convert: ((bytes: Uint8Array) => Uint8Array) | null;
   sliceBytes: number;
 }
-export const PACER_DEFAULTS = Object.freeze({ tickMs: 20, aheadMs: 200 });
+export const PACER_DEFAULTS = Object.freeze({ tickMs: 20, aheadMs: 200, lowWaterMs: 100 });
 
 export interface PacerOptions {
   tickMs?: number;
+  /** A call is topped up to at most this much audio beyond its playback clock. */
   aheadMs?: number;
+  /**
+   * A tick tops a call up only once its lead fell below this (new audio and ends are sent at once whatever the
+   * lead): each top-up is then ~`aheadMs - lowWaterMs` of audio in one piece (one carrier message) instead of a
+   * 20 ms frame every tick, and a tick touches only the calls whose lead ran low. `aheadMs` restores a top-up
+   * every tick.
+   */
+  lowWaterMs?: number;
 }
 
 /** Where a playout's frames go (the session's channel, through its recorder tap). */
 export interface PlayoutSink {
   /** One 20 ms frame in the session format; `playAtMs` is when the playback clock says it starts playing. */
   sendFrame(frame: Uint8Array, playAtMs: number): void;
+  /**
+   * When given, used instead of `sendFrame`: the frames of one segment that one pump sends (a top-up, or the
+   * first 200 ms of a reply) in ONE call, a whole number of 20 ms frames that play back to back from
+   * `playAtMs`, so a carrier that takes any length per media message gets one message, not one per frame.
+   * `audio` may be a view into the playout's buffers: read it during the call, do not keep it.
+   */
+  sendFrames?(audio: Uint8Array, playAtMs: number): void;
   sendMark(name: string): void;
   /** Drops what the carrier buffered (the channel's clear). */
   clear(atMs: number): void;
@@ -82,6 +99,7 @@ export interface HeardSegment {
 export class PlayoutPacer {
   readonly tickMs: number;
   readonly aheadMs: number;
+  readonly lowWaterMs: number;
   private readonly active = new Set<Playout>();
   private timer: TimerHandle | null = null;
   private readonly frameBytes = bytesPerMs(SESSION_FORMAT) * FRAME_MS;
@@ -92,6 +110,7 @@ export class PlayoutPacer {
   ) {
     this.tickMs = options.tickMs ?? PACER_DEFAULTS.tickMs;
     this.aheadMs = options.aheadMs ?? PACER_DEFAULTS.aheadMs;
+    this.lowWaterMs = Math.min(this.aheadMs, options.lowWaterMs ?? PACER_DEFAULTS.lowWaterMs);
   }
 
   /** A playout for one call. */
@@ -131,6 +150,8 @@ export class PlayoutPacer {
     this.timer = null;
     const now = this.timers.now();
     for (const playout of this.active) {
+      // a call with enough audio at the carrier waits (its top-up comes as one piece when the lead runs low)
+      if (playout.aheadOf(now) >= this.lowWaterMs) continue;
       playout.pump(now);
       if (!playout.hasWork) this.active.delete(playout);
     }
@@ -153,6 +174,9 @@ export class Playout {
   /** Audio received and not yet framed, per segment, in order. */
   private readonly raw = new Map<Segment, RawPiece[]>();
   private playEndMs = -Infinity;
+  /** The frames one pump sends of the current segment (with `sendFrames`), and when the first plays. */
+  private readonly batch: Uint8Array[] = [];
+  private batchAtMs = 0;
   private seq = 0;
   private closedForGood = false;
   private readonly playedListeners: Array<(segment: Segment) => void> = [];
@@ -281,12 +305,17 @@ export class Playout {
   /** @internal the pacer's tick: send frames until `aheadMs` is buffered, marks as segments complete. */
   pump(now: number): void {
     const segments = this.segments; // a listener or the sink may clear (a new array): stop then
+    const batching = this.sink.sendFrames !== undefined;
     while (this.sendFrom < segments.length) {
       const segment = segments[this.sendFrom]!;
       const queue = this.queues.get(segment)!;
+      let full = false;
       while (queue.length > 0 || this.refill(segment, queue)) {
         const startAt = Math.max(this.playEndMs, now);
-        if (startAt + FRAME_MS - now > this.pacer.aheadMs) return;
+        if (startAt + FRAME_MS - now > this.pacer.aheadMs) {
+          full = true;
+          break;
+        }
         const frame = queue.shift()!;
         if (segment.startPlayMs === undefined) {
           segment.startPlayMs = startAt;
@@ -295,10 +324,21 @@ export class Playout {
         }
         this.playEndMs = startAt + FRAME_MS;
         segment.sentMs += FRAME_MS;
-        this.sink.sendFrame(frame, startAt);
+        if (batching) {
+          if (this.batch.length === 0) this.batchAtMs = startAt;
+          this.batch.push(frame);
+        } else {
+          this.sink.sendFrame(frame, startAt);
+          if (this.segments !== segments) return;
+        }
+      }
+      if (this.batch.length > 0) {
+        const audio = joinFrames(this.batch);
+        this.batch.length = 0;
+        this.sink.sendFrames!(audio, this.batchAtMs);
         if (this.segments !== segments) return;
       }
-      if (!segment.closed) return; // more audio of this segment is coming: later segments wait
+      if (full || !segment.closed) return; // more audio of this segment is coming: later segments wait
       segment.marked = true;
       this.queues.delete(segment);
       this.raw.delete(segment);
@@ -368,6 +408,31 @@ export class Playout {
     for (const l of this.playedListeners) l(segment);
     if (!this.busy) for (const l of this.idleListeners) l();
   }
+}
+
+/**
+ * Frames that play back to back as one buffer: a view when they lie back to back in one buffer (frames cut
+ * from one converted slice do), else a copy.
+ */
+function joinFrames(frames: Uint8Array[]): Uint8Array {
+  const first = frames[0]!;
+  if (frames.length === 1) return first;
+  let total = first.length;
+  let adjacent = true;
+  for (let i = 1; i < frames.length; i++) {
+    const f = frames[i]!;
+    const prev = frames[i - 1]!;
+    if (f.buffer !== first.buffer || f.byteOffset !== prev.byteOffset + prev.length) adjacent = false;
+    total += f.length;
+  }
+  if (adjacent) return new Uint8Array(first.buffer, first.byteOffset, total);
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const f of frames) {
+    out.set(f, at);
+    at += f.length;
+  }
+  return out;
 }
 
 function heardOf(segment: Segment, now: number): HeardSegment {

@@ -306,12 +306,16 @@ export class VoiceSession {
     this.events.on('agent_audio_cleared', (e) => this.recorder.clear(e.atMs));
     this.transcript = new TranscriptBuilder(this.events, this.startMs);
     this.metrics = new TurnMetricsCollector(this.events);
+    // A pump's frames of one segment go out as one piece: one carrier media message instead of one per 20 ms
+    // (Vonage's channel still cuts its exact binary frames); the recorder places the piece at its first frame.
+    const sendAgentAudio = (audio: Uint8Array, playAtMs: number): void => {
+      this.channel.sendAudio(this.outbound ? this.outbound.convert(audio) : audio);
+      this.events.emit('agent_audio', { pcm: this.agentPcm.decode(audio), playAtMs });
+    };
     this.playout = options.pacer.open(
       {
-        sendFrame: (frame, playAtMs) => {
-          this.channel.sendAudio(this.outbound ? this.outbound.convert(frame) : frame);
-          this.events.emit('agent_audio', { pcm: this.agentPcm.decode(frame), playAtMs });
-        },
+        sendFrame: sendAgentAudio,
+        sendFrames: sendAgentAudio,
         sendMark: (name) => this.channel.sendMark(name),
         clear: (atMs) => {
           this.channel.clear();
