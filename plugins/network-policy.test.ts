@@ -413,6 +413,17 @@ describe('PinnedPoster (webhook deliveries)', () => {
     }
   });
 
+  it('fails by rejecting, never by throwing, also when the request cannot even be built', async () => {
+    const s = await serve((_req, res) => res.end());
+    const p = new PinnedPoster(open);
+    const url = `http://127.0.0.1:${s.port}/`;
+    expect(await post(p, url)).toEqual({ status: 200 }); // the check is kept: the next call builds the request at once
+    let sent: Promise<unknown> | undefined;
+    expect(() => { sent = p.post(url, { headers: {}, body: undefined as unknown as string, timeoutMs: 1000 }); }).not.toThrow();
+    await expect(sent).rejects.toBeInstanceOf(TypeError);
+    p.close();
+  });
+
   it('rejects with the socket error when nothing listens', async () => {
     const s = await serve(() => undefined);
     const server = servers.pop()!;

@@ -667,10 +667,11 @@ export class PinnedPoster {
 
   private send(t: CheckedTarget, init: PinnedPostOptions, deadline: number): Promise<PinnedPostResult> {
     const label = this.policy.label ?? this.policy.field ?? 'url';
-    // a string body goes out as it is: node writes it with the head in one piece, no Buffer copied first
-    const body = init.body;
-    const headers = { ...init.headers, 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.length) };
+    // (everything that can throw runs inside the executor: a failure is a rejection, as from an async function)
     return new Promise<PinnedPostResult>((resolve, reject) => {
+      // a string body goes out as it is: node writes it with the head in one piece, no Buffer copied first
+      const body = init.body;
+      const headers = { ...init.headers, 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.length) };
       const req = (t.secure ? https.request : http.request)({
         protocol: t.target.url.protocol, hostname: t.host, port: t.port, path: t.path, method: 'POST', headers,
         lookup: t.target.lookup, agent: this.agent(t.agentKey, t.secure),
