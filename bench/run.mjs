@@ -191,7 +191,33 @@ render.webhooks = (r) => `${fmt(r.events, 0)} \`call.ended\` events (${r.body_by
   + 'which is why the ratio sits at about 0.5 and a run lands above or below it with the load. Evaluated and left: group commit (the benchmark awaits each publish one turn apart, so no two inserts are ever pending together, '
   + 'and in the service a window would delay every publish\'s durability); an HMAC from precomputed SHA-256 states (Hash.copy): 7.3-10.6 against 7.6-9.4 us per signature, no gain. '
   + 'Noticed and left (not webhooks-only): the WAL auto-checkpoint runs inside whichever commit crosses 1,000 frames, on the event loop: 21 fsync/fdatasync per run of this benchmark, 123 ms in all, the longest 65 ms (strace -T, load ~8); '
-  + 'a checkpointer on its own connection in a worker thread would take those stalls off every feature\'s event loop. Done since (adapters/storage/sqlite/wal-checkpointer.ts, docs/deployment.md): the service\'s connection no longer checkpoints, a worker thread does once a second. This benchmark cannot show it: two alternating pairs without / with it (load ~1.7) gave ratios 0.43, 0.53 / 0.42, 0.43 and CPU per event 0.70, 0.65 / 0.60, 0.70 ms. The run above (quiet, load 1.2) is with it and with every change of round 3: 0.44.';
+  + 'a checkpointer on its own connection in a worker thread would take those stalls off every feature\'s event loop. Done since (adapters/storage/sqlite/wal-checkpointer.ts, docs/deployment.md): the service\'s connection no longer checkpoints, a worker thread does once a second. This benchmark cannot show it: two alternating pairs without / with it (load ~1.7) gave ratios 0.43, 0.53 / 0.42, 0.43 and CPU per event 0.70, 0.65 / 0.60, 0.70 ms. The run above (quiet, load 1.2) is with it and with every change of round 3: 0.44. '
+  + 'Round 4 (2026-11-28, issue 13). Method: CPU profiles of this benchmark without the campaign, a harness of the same service path without the HTTP routes '
+  + '(publisher, outbox on SQLite, dispatcher, transport, a receiver on a worker thread; main-thread CPU from /proc), hrtime around single calls inside this benchmark, and counts '
+  + '(async_hooks inits per event, strace). Where an event\'s time went (median wall time per call inside this benchmark, load 3.3-4.5): the outbox insert 109-145 us '
+  + '(its INSERT 31-37 us, the rest BEGIN IMMEDIATE, the commit of ~3.4 WAL frames = 6 pwrite64 and 4 fcntl, and the JS around them), signing 24-52 us (an HMAC: ~6 us alone), '
+  + 'the subscribed-endpoints check 17-20 us (PRAGMA data_version opens a read transaction of its own: 4 fcntl), the POST about the bare loop\'s; the rest (~0.3 ms) '
+  + 'spread over JavaScript that runs mostly unoptimized in a 1,000-event window: the same service path costs 600-910 us per event in its first 1,000 events and 340-440 us '
+  + 'after 3,000 (harness, load 2.5-4.4), so the benchmark measures a service still warming up. Changes: (1) the sender\'s path had stacked async wrappers: ~39 promises per '
+  + 'event (async publish, eventData, callEventData, the run view with a Promise.all over two Promise.resolve(null), async attempt, transport.post, PinnedPoster.post, its check, '
+  + '.then + .finally, an async settle): ~20 now; (2) one timer armed for the earliest deadline bounds every POST in flight instead of a setTimeout set and cleared per POST '
+  + '(Timeouts 1.34 -> 0.26 per event; the rest are the record batches\' 10 ms timers), and a check\'s request options are worked out once per check; '
+  + '(3) the outbox insert and the result update bind positional parameters (a 13-column insert: 7.4-9.0 us named, 5.8-6.4 positional, alone). '
+  + 'Harness, steady state, alternating, load 3.6-4.7: 393, 377, 440 us per event before; 367, 353, 370 after (its first 1,000 events: 600, 690, 800 before, 590, 700, 730 after: within the noise). '
+  + 'This benchmark with the campaign, alternating before/after, load 1.6-4.8 (the last pairs with the final build of this round), pairs where the same number of campaign calls had ended inside the window: with 4 of 100 done '
+  + '(5 pairs) ratio 0.45, 0.53, 0.47, 0.60, 0.49 before, 0.55, 0.64, 0.56, 0.55, 0.59 after, main-thread CPU per event 0.79, 0.73, 0.78, 0.69, 0.76 ms before, 0.74, 0.62, 0.74, 0.72, 0.67 after; '
+  + 'with 24 done (3 pairs) ratio 0.46, 0.50, 0.36 before, 0.63, 0.94, 0.49 after, CPU 1.13, 0.99, 1.10 before, 0.78, 0.81, 1.01 after; three more pairs had different numbers done (4 before and 24 after: 0.51, 0.47 before, 0.39, 0.33 after; 24 before and 4 after: 0.35 before, 0.55 after). '
+  + 'Without the campaign (2 pairs, load ~3): 0.57, 0.46 before, 0.52, 0.46 after, CPU 0.73, 0.71 before, 0.89, 0.75 after. '
+  + 'Noticed: with the campaign the benchmark is bimodal. Its 20 first calls all end about 1.55 s after the start, at the edge of the measured window: when they end inside it '
+  + '(24 done at the end instead of 4) their work is charged to ours and the ratio drops by ~0.1-0.2, so only runs with the same number done compare. '
+  + 'Also noticed, and left as it is: run in the other order (the bare loop first, on node\'s HTTP client before ours warmed it) the bare loop costs 0.31-0.33 ms per POST and '
+  + 'delivers 2,160-2,400/s against 0.20-0.24 ms and 2,660-3,010/s right after ours (3 runs, load ~1.5); with both sides warmed by 500-1,000 unmeasured sends first, '
+  + 'the bare loop gains more than ours (ratio 0.25-0.36 in 3 runs, load 2-4): the benchmark as it stands compares ours cold with a bare loop that is partly warm, '
+  + 'and steady state is no kinder to ours. Evaluated and left: an HMAC from copied SHA-256 states, timed pairwise inside this benchmark (median 41 / 24 us against 52 / 24 us: no gain); '
+  + 'moving the subscribed-endpoints check into the insert\'s transaction (inside it PRAGMA data_version costs no lock: 4 fcntl fewer per event) needs the store to build '
+  + 'the deliveries from the endpoints it reads under the write lock, a change of the repository port left for later; dropping the per-endpoint delivery index '
+  + '(one WAL frame of the ~3.4 per insert, ~8 us of ~38 alone) would need another way to page an endpoint\'s delivery log.'
+  + ' Two runs of this benchmark as it stands after round 4 (load 1.9 and 1.6, 4 campaign calls done in both): ratio 0.63 and 0.50 (1,163 against 1,855/s; 1,270 against 2,540/s), main-thread CPU per event 0.78 and 0.66 ms against the bare loop\'s 0.35 and 0.25; the second is the run above.';
 
 // Section 9 (bench/amd.mjs): our detector against a naive greeting-length rule on the same fixtures and VAD.
 render.amd = (r) => {
@@ -248,6 +274,12 @@ async function main() {
     const mm = new RegExp(`<!-- bench:${name} -->([\\s\\S]*?)<!-- /bench:${name} -->`).exec(previous);
     return mm ? mm[1].trim() : `## ${TITLES[name]}\n\nNot run yet.`;
   };
+  // what follows the last section's end marker is written by hand (section 10's notes): kept as it is
+  const trailing = () => {
+    const end = `<!-- /bench:${ALL[ALL.length - 1]} -->\n`;
+    const at = previous.lastIndexOf(end);
+    return at < 0 ? '' : previous.slice(at + end.length);
+  };
   const doc = [
     '# Benchmarks',
     '',
@@ -260,7 +292,7 @@ async function main() {
       const body = sections[name] ?? kept(name);
       return `<!-- bench:${name} -->\n${body}\n<!-- /bench:${name} -->\n`;
     }),
-  ].join('\n');
+  ].join('\n') + trailing();
   writeFileSync(file, doc);
   process.stdout.write(`\nwrote ${file}\n`);
 }

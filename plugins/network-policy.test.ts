@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -377,6 +377,50 @@ describe('PinnedPoster (webhook deliveries)', () => {
     await expect(post(p, `http://127.0.0.1:${s.port}/never`, 100)).rejects.toBeInstanceOf(PinnedPostTimeoutError);
     expect(Date.now() - started).toBeLessThan(1000);
     expect(await post(p, `http://127.0.0.1:${s.port}/slow-body`, 100)).toEqual({ status: 200 });
+    p.close();
+  });
+
+  it('bounds every request in flight with one timer, each by its own deadline (a shorter one sent later included)', async () => {
+    const s = await serve(() => undefined); // never answers
+    const p = new PinnedPoster(open);
+    const url = `http://127.0.0.1:${s.port}/never`;
+    await post(p, url, 50).catch(() => undefined); // the check is made and kept (a check is per URL)
+    const timers = jest.spyOn(globalThis, 'setTimeout');
+    try {
+      const started = Date.now();
+      const ended: Array<[string, number]> = [];
+      const send = (name: string, timeoutMs: number) =>
+        post(p, url, timeoutMs).then(() => ended.push([`${name} answered`, Date.now() - started]), (e: unknown) => ended.push([e instanceof PinnedPostTimeoutError ? name : `${name}: ${String(e)}`, Date.now() - started]));
+      // ten sends with ascending deadlines arm one timer between them (a timer per send would be ten)
+      const long = Array.from({ length: 10 }, (_v, i) => send(`long${i}`, 400));
+      await new Promise((r) => setImmediate(r));
+      const armedForTen = timers.mock.calls.length;
+      // a later send with an earlier deadline re-arms the one timer for it
+      const short = send('short', 100);
+      await new Promise((r) => setImmediate(r));
+      const armedForEleven = timers.mock.calls.length;
+      await Promise.all([...long, short]);
+      expect(armedForTen).toBe(1);
+      expect(armedForEleven).toBe(2);
+      expect(ended.map(([name]) => name)).toEqual(['short', ...Array.from({ length: 10 }, (_v, i) => `long${i}`)]);
+      const at = new Map(ended);
+      expect(at.get('short')).toBeGreaterThanOrEqual(95);
+      expect(at.get('short')).toBeLessThan(350);
+      expect(at.get('long0')).toBeGreaterThanOrEqual(395);
+    } finally {
+      timers.mockRestore();
+      p.close();
+    }
+  });
+
+  it('fails by rejecting, never by throwing, also when the request cannot even be built', async () => {
+    const s = await serve((_req, res) => res.end());
+    const p = new PinnedPoster(open);
+    const url = `http://127.0.0.1:${s.port}/`;
+    expect(await post(p, url)).toEqual({ status: 200 }); // the check is kept: the next call builds the request at once
+    let sent: Promise<unknown> | undefined;
+    expect(() => { sent = p.post(url, { headers: {}, body: undefined as unknown as string, timeoutMs: 1000 }); }).not.toThrow();
+    await expect(sent).rejects.toBeInstanceOf(TypeError);
     p.close();
   });
 

@@ -545,12 +545,15 @@ export class PinnedPostTimeoutError extends Error {
  *   agent's idle sockets are closed. A connection idle for `idleSocketMs` (default 15 s) is closed by a sweep
  *   within the next `idleSocketMs` (no socket timeout per connection: re-arming one costs every request
  *   ~0.02-0.04 ms of CPU, docs/benchmarks.md section 8).
+ * - **One timer for every request's bound.** A request must end within its `timeoutMs` (counted from `post`,
+ *   the check included); one timer armed for the earliest deadline in flight enforces them all, instead of a
+ *   timer set and cleared per request.
  *
  * Never follows a redirect: a 3xx rejects with `NetworkPolicyError('redirect_refused')`. Refusals reject with
  * `NetworkPolicyError`, a timeout with `PinnedPostTimeoutError`, other failures with the socket's error.
  */
 export class PinnedPoster {
-  private readonly checked = new Map<string, { until: number; target: ConnectTarget; agentKey: string }>();
+  private readonly checked = new Map<string, CheckedTarget>();
   private readonly agents = new Map<string, http.Agent>();
   /** The agent key last used per origin, to retire an origin's agent when its addresses change. */
   private readonly originAgent = new Map<string, string>();
@@ -561,6 +564,10 @@ export class PinnedPoster {
   /** Bytes a kept socket had written at the last idle sweep (unchanged at the next one: it sat idle in between). */
   private readonly writtenAtSweep = new WeakMap<object, number>();
   private sweeper: ReturnType<typeof setInterval> | null = null;
+  /** The requests in flight with when each must have ended (performance.now() ms): one timer bounds them all. */
+  private readonly deadlines = new Set<Deadline>();
+  private deadlineTimer: ReturnType<typeof setTimeout> | null = null;
+  private deadlineAt = Infinity;
 
   constructor(
     private readonly policy: NetworkPolicyOptions,
@@ -572,12 +579,22 @@ export class PinnedPoster {
     this.now = options.now ?? Date.now;
   }
 
+  /** The checked target of `url` while its check is fresh, else null (and the stale check is forgotten). */
+  private fresh(url: string): CheckedTarget | null {
+    const kept = this.checked.get(url);
+    if (!kept) return null;
+    if (kept.until > this.now()) return kept;
+    this.checked.delete(url);
+    return null;
+  }
+
   /** The checked target of `url` (from the last check while it is fresh, else checked now). Throws `NetworkPolicyError`. */
   async target(url: string): Promise<{ target: ConnectTarget; agentKey: string }> {
+    return this.fresh(url) ?? this.check(url);
+  }
+
+  private async check(url: string): Promise<CheckedTarget> {
     const t = this.now();
-    const kept = this.checked.get(url);
-    if (kept && kept.until > t) return kept;
-    if (kept) this.checked.delete(url);
     const target = await assertConnectable(url, this.policy);
     const origin = `${target.url.protocol}//${bareHost(target.url.hostname)}:${target.url.port}`;
     const agentKey = `${origin}|${target.addresses.map((a) => a.address).join(',')}`;
@@ -585,7 +602,14 @@ export class PinnedPoster {
     if (previous !== undefined && previous !== agentKey) this.retire(previous);
     this.originAgent.set(origin, agentKey);
     if (this.checked.size >= 1000) this.checked.delete(this.checked.keys().next().value as string);
-    const entry = { until: t + this.checkCacheMs, target, agentKey };
+    const u = target.url;
+    const host = bareHost(u.hostname);
+    const secure = u.protocol === 'https:';
+    // what every request to this target repeats, worked out once per check
+    const entry: CheckedTarget = {
+      until: t + this.checkCacheMs, target, agentKey, secure, host, port: u.port || undefined, path: `${u.pathname}${u.search}`,
+      servername: secure && !normalizeIp(host) ? host : undefined,
+    };
     this.checked.set(url, entry);
     return entry;
   }
@@ -634,44 +658,46 @@ export class PinnedPoster {
     this.originAgent.clear();
   }
 
-  async post(url: string, init: PinnedPostOptions): Promise<PinnedPostResult> {
-    const started = this.now();
-    const { target, agentKey } = await this.target(url);
+  post(url: string, init: PinnedPostOptions): Promise<PinnedPostResult> {
+    // the bound counts from here: a check that has to resolve the host is part of the exchange
+    const deadline = performance.now() + init.timeoutMs;
+    const kept = this.fresh(url);
+    return kept ? this.send(kept, init, deadline) : this.check(url).then((t) => this.send(t, init, deadline));
+  }
+
+  private send(t: CheckedTarget, init: PinnedPostOptions, deadline: number): Promise<PinnedPostResult> {
     const label = this.policy.label ?? this.policy.field ?? 'url';
-    const u = target.url;
-    const secure = u.protocol === 'https:';
-    const host = bareHost(u.hostname);
-    // a string body goes out as it is: node writes it with the head in one piece, no Buffer copied first
-    const body = init.body;
-    const headers = { ...init.headers, 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.length) };
-    const timeoutMs = Math.max(0, init.timeoutMs - (this.now() - started));
+    // (everything that can throw runs inside the executor: a failure is a rejection, as from an async function)
     return new Promise<PinnedPostResult>((resolve, reject) => {
-      const req = (secure ? https.request : http.request)({
-        protocol: u.protocol, hostname: host, port: u.port || undefined, path: `${u.pathname}${u.search}`, method: 'POST', headers,
-        lookup: target.lookup, agent: this.agent(agentKey, secure),
-        ...(secure && !normalizeIp(host) ? { servername: host } : {}),
+      // a string body goes out as it is: node writes it with the head in one piece, no Buffer copied first
+      const body = init.body;
+      const headers = { ...init.headers, 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.length) };
+      const req = (t.secure ? https.request : http.request)({
+        protocol: t.target.url.protocol, hostname: t.host, port: t.port, path: t.path, method: 'POST', headers,
+        lookup: t.target.lookup, agent: this.agent(t.agentKey, t.secure),
+        ...(t.servername ? { servername: t.servername } : {}),
       });
       let settled = false;
       let status: number | undefined;
       const settle = (fn: () => void): void => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        this.deadlines.delete(bound);
         fn();
       };
-      const timer = setTimeout(() => {
+      const bound = this.bound(deadline, () => {
         // a status that came in time counts even if its body did not end (the connection is dropped)
         const err = new PinnedPostTimeoutError(`no answer within ${init.timeoutMs} ms`);
         settle(() => (status === undefined ? reject(err) : resolve({ status })));
         req.destroy(err);
-      }, timeoutMs);
+      });
       req.once('error', (err) => settle(() => (status === undefined ? reject(err) : resolve({ status }))));
       req.once('response', (res) => {
         const code = res.statusCode ?? 0;
         status = code;
         if (code >= 300 && code < 400) {
           res.resume();
-          settle(() => reject(redirectRefused(label, code, res.headers.location, u, this.policy.field)));
+          settle(() => reject(redirectRefused(label, code, res.headers.location, t.target.url, this.policy.field)));
           return;
         }
         // the status decides; the body is drained (within the timeout) so the connection goes back to the pool
@@ -684,4 +710,57 @@ export class PinnedPoster {
       req.end(body);
     });
   }
+
+  /**
+   * Registers a request's deadline. One timer, armed for the earliest deadline in flight, bounds every request:
+   * not a timer set and cleared per request (docs/benchmarks.md section 8). A request that ends leaves the set; the
+   * timer, when it fires, expires what is due and re-arms for the earliest deadline left.
+   */
+  private bound(at: number, expire: () => void): Deadline {
+    const d = { at, expire };
+    this.deadlines.add(d);
+    if (at < this.deadlineAt) this.armDeadlines(at);
+    return d;
+  }
+
+  private armDeadlines(at: number): void {
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineAt = at;
+    this.deadlineTimer = setTimeout(() => this.expireDeadlines(), Math.max(0, at - performance.now()));
+    // a request in flight holds its socket, which keeps the process alive; the bound alone does not
+    this.deadlineTimer.unref();
+  }
+
+  private expireDeadlines(): void {
+    this.deadlineTimer = null;
+    this.deadlineAt = Infinity;
+    // a timer may fire a fraction of a millisecond before the deadline it was armed for: that counts as due
+    const t = performance.now() + 1;
+    let next = Infinity;
+    for (const d of this.deadlines) {
+      if (d.at <= t) {
+        this.deadlines.delete(d);
+        d.expire();
+      } else if (d.at < next) next = d.at;
+    }
+    if (next < Infinity) this.armDeadlines(next);
+  }
+}
+
+/** A request's deadline (`PinnedPoster.bound`). */
+interface Deadline {
+  at: number;
+  expire: () => void;
+}
+
+/** A URL's check as `PinnedPoster` keeps it, with the request options it implies. */
+interface CheckedTarget {
+  until: number;
+  target: ConnectTarget;
+  agentKey: string;
+  secure: boolean;
+  host: string;
+  port: string | undefined;
+  path: string;
+  servername: string | undefined;
 }

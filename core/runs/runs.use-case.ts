@@ -48,6 +48,11 @@ export class RunViews {
   constructor(private readonly store: ObjectStore) {}
 
   async view(run: Run): Promise<RunView> {
+    // a run without artifacts (most calls that never talked) has nothing to sign: no promises to wait for (every
+    // call.ended builds a view, docs/benchmarks.md section 8)
+    if (!run.transcriptKey && !run.recordingKey) {
+      return { run, transcriptUrl: null, recordingUrl: null, initialContext: runInitialContext(run), gatheredContext: runGatheredContext(run) };
+    }
     const sign = (key: string | null) =>
       key ? this.store.signedDownloadUrl(key, { expiresInSeconds: ARTIFACT_URL_TTL_SECONDS }) : Promise.resolve(null);
     const [transcriptUrl, recordingUrl] = await Promise.all([sign(run.transcriptKey), sign(run.recordingKey)]);

@@ -127,7 +127,8 @@ export class WebhookDispatcher implements DeliverySink {
       q.push(d);
       this.waiting.set(d.endpointId, q);
     }
-    this.pumpAll();
+    // no slot was freed: only these deliveries' endpoints can have something to start
+    for (const d of deliveries) if (d.leaseToken) this.pump(d.endpointId);
   }
 
   /** Stops claiming, waits for the sends in flight. Idempotent. */
@@ -248,29 +249,42 @@ export class WebhookDispatcher implements DeliverySink {
       this.inFlight++;
       this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
       const endpoint = this.endpoints.get(endpointId) ?? null;
-      const p = this.attempt(d, endpoint).then((outcome) => {
+      const p: Promise<void> = this.attempt(d, endpoint).then((outcome) => {
         // the slot is free once the attempt ended; its result is written with others' (`record`), under its lease
         this.inFlight--;
         const left = (this.perEndpoint.get(endpointId) ?? 1) - 1;
         if (left <= 0) this.perEndpoint.delete(endpointId);
         else this.perEndpoint.set(endpointId, left);
-        this.pumpAll();
-        // claim again when nothing claimed is left waiting, or after half an endpoint's worth of sends: not after
-        // every send (claims are writes)
-        this.sentSinceClaim++;
-        // (and only while unclaimed due deliveries may exist: what this process took on insert needs no claim)
-        if (this.backlog && (this.queued() === 0 || this.sentSinceClaim >= Math.max(1, this.options.maxInFlightPerEndpoint / 2))) this.drainSoon();
-        return outcome ? this.settle(d, endpoint, outcome) : undefined;
-      }).finally(() => this.sends.delete(p));
+        try {
+          if (this.waiting.size > 0) this.pumpAll();
+          // claim again when nothing claimed is left waiting, or after half an endpoint's worth of sends: not after
+          // every send (claims are writes)
+          this.sentSinceClaim++;
+          // (and only while unclaimed due deliveries may exist: what this process took on insert needs no claim)
+          if (this.backlog && (this.queued() === 0 || this.sentSinceClaim >= Math.max(1, this.options.maxInFlightPerEndpoint / 2))) this.drainSoon();
+        } catch (e) {
+          this.log.error({ err: (e as Error)?.message }, 'webhook sender could not start the next sends');
+        }
+        // (settle never rejects: the send leaves `sends` once its result is written or given up)
+        if (!outcome) return void this.sends.delete(p);
+        return this.settle(d, endpoint, outcome).then(() => void this.sends.delete(p));
+      });
       this.sends.add(p);
     }
     if (q && q.length === 0) this.waiting.delete(endpointId);
   }
 
-  /** One attempt: sign and post. Null when it could not be made (the lease expires, the delivery is claimed again). Never throws. */
-  private async attempt(d: WebhookDelivery, endpoint: WebhookEndpoint | null): Promise<AttemptOutcome | null> {
+  /**
+   * One attempt: sign and post. Null when it could not be made (the lease expires, the delivery is claimed again).
+   * Never throws, never rejects. (No async wrapper: one promise per send, docs/benchmarks.md section 8.)
+   */
+  private attempt(d: WebhookDelivery, endpoint: WebhookEndpoint | null): Promise<AttemptOutcome | null> {
+    const failed = (e: unknown): null => {
+      this.log.error({ delivery_id: d.id, err: (e as Error)?.message }, 'webhook attempt could not be made');
+      return null;
+    };
     try {
-      if (!endpoint) return { ok: false, statusCode: null, error: 'endpoint deleted' };
+      if (!endpoint) return Promise.resolve({ ok: false, statusCode: null, error: 'endpoint deleted' });
       const secret = this.secretOf(endpoint);
       const headers = {
         'content-type': 'application/json',
@@ -279,31 +293,39 @@ export class WebhookDispatcher implements DeliverySink {
         'callplane-delivery-id': String(d.id),
         'callplane-event': d.event,
       };
-      const r = await this.transport.post(endpoint.url, d.body, headers, this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS);
-      return r.ok ? { ok: true, statusCode: r.statusCode, error: null } : { ok: false, statusCode: r.statusCode, error: r.error.slice(0, 500) };
+      return this.transport.post(endpoint.url, d.body, headers, this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS).then(
+        (r): AttemptOutcome => (r.ok ? { ok: true, statusCode: r.statusCode, error: null } : { ok: false, statusCode: r.statusCode, error: r.error.slice(0, 500) }),
+        failed,
+      );
     } catch (e) {
-      this.log.error({ delivery_id: d.id, err: (e as Error)?.message }, 'webhook attempt could not be made');
-      return null;
+      return Promise.resolve(failed(e));
     }
   }
 
-  /** Records an attempt's outcome (with others': `record`) and schedules its retry. Never throws. */
-  private async settle(d: WebhookDelivery, endpoint: WebhookEndpoint | null, outcome: AttemptOutcome): Promise<void> {
+  /** Records an attempt's outcome (with others': `record`) and schedules its retry. Never throws, never rejects. */
+  private settle(d: WebhookDelivery, endpoint: WebhookEndpoint | null, outcome: AttemptOutcome): Promise<void> {
+    // the lease expires and the delivery is claimed again
+    const unrecorded = (e: unknown): void => this.log.error({ delivery_id: d.id, err: (e as Error)?.message }, 'webhook attempt could not be recorded');
     try {
       const now = this.clock.now();
       const attempts = d.attempts + 1;
       const delay = outcome.ok || !endpoint ? null : retryDelayMs(attempts);
       const nextAttemptAt = delay === null ? null : new Date(now.getTime() + delay);
       const status = outcome.ok ? 'delivered' : nextAttemptAt ? 'pending' : 'failed';
-      const recorded = await this.record({
+      return this.record({
         id: d.id, leaseToken: d.leaseToken!, result: { status, attempts, lastStatusCode: outcome.statusCode, lastError: outcome.error, nextAttemptAt, now },
-      });
-      if (!recorded) this.log.warn({ delivery_id: d.id }, 'webhook attempt not recorded: its claim had expired');
-      if (status === 'failed') this.log.warn({ delivery_id: d.id, endpoint_id: d.endpointId, attempts }, 'webhook delivery failed for good');
-      if (nextAttemptAt) this.wakeAt(nextAttemptAt);
+      }).then((recorded) => {
+        try {
+          if (!recorded) this.log.warn({ delivery_id: d.id }, 'webhook attempt not recorded: its claim had expired');
+          if (status === 'failed') this.log.warn({ delivery_id: d.id, endpoint_id: d.endpointId, attempts }, 'webhook delivery failed for good');
+          if (nextAttemptAt) this.wakeAt(nextAttemptAt);
+        } catch (e) {
+          this.log.error({ delivery_id: d.id, err: (e as Error)?.message }, 'webhook retry could not be scheduled');
+        }
+      }, unrecorded);
     } catch (e) {
-      // the lease expires and the delivery is claimed again
-      this.log.error({ delivery_id: d.id, err: (e as Error)?.message }, 'webhook attempt could not be recorded');
+      unrecorded(e);
+      return Promise.resolve();
     }
   }
 

@@ -12,9 +12,8 @@ export interface RunLinks {
 }
 
 /** The `data` of a call event: the run with its disposition, duration, contexts and signed links (valid 1 h). */
-export async function callEventData(links: RunLinks, run: Run): Promise<Record<string, unknown>> {
-  const v = await links.view(run);
-  return {
+export function callEventData(links: RunLinks, run: Run): Promise<Record<string, unknown>> {
+  return links.view(run).then((v) => ({
     run_id: run.id,
     workflow_id: run.workflowId,
     campaign_id: run.campaignId,
@@ -32,24 +31,24 @@ export async function callEventData(links: RunLinks, run: Run): Promise<Record<s
     created_at: run.createdAt.toISOString(),
     started_at: run.startedAt?.toISOString() ?? null,
     ended_at: run.endedAt?.toISOString() ?? null,
-  };
+  }));
 }
 
 /** The `data` of an event, by type (docs/webhooks.md "Events"). */
-export async function eventData(links: RunLinks, event: OutboundEvent): Promise<Record<string, unknown>> {
+export function eventData(links: RunLinks, event: OutboundEvent): Promise<Record<string, unknown>> {
   if ('run' in event) return callEventData(links, event.run);
   if ('campaign' in event) {
     const c = event.campaign;
-    return {
+    return Promise.resolve({
       campaign_id: c.id, name: c.name, workflow_id: c.workflowId, state: c.state, previous_state: event.previousState,
       ...(event.reason ? { reason: event.reason } : {}),
       total_rows: c.totalRows, processed_rows: c.processedRows, failed_rows: c.failedRows, executed_count: c.executedCount,
-    };
+    });
   }
-  return {
+  return Promise.resolve({
     phone_number_id: event.phoneNumber.id, address: event.phoneNumber.address, telephony_configuration_id: event.phoneNumber.telephonyConfigurationId,
     operation: event.operation, message: event.message,
-  };
+  });
 }
 
 /** The delivered body: `{id, type, created_at, data}` (id = the delivery id, stable across retries). */
