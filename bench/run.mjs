@@ -217,7 +217,7 @@ render.webhooks = (r) => `${fmt(r.events, 0)} \`call.ended\` events (${r.body_by
   + 'moving the subscribed-endpoints check into the insert\'s transaction (inside it PRAGMA data_version costs no lock: 4 fcntl fewer per event) needs the store to build '
   + 'the deliveries from the endpoints it reads under the write lock, a change of the repository port left for later; dropping the per-endpoint delivery index '
   + '(one WAL frame of the ~3.4 per insert, ~8 us of ~38 alone) would need another way to page an endpoint\'s delivery log.'
-  + ' Two runs of this benchmark as it stands after round 4 (load 1.9 and 1.6, 4 campaign calls done in both): ratio 0.63 and 0.50 (1,163 against 1,855/s; 1,270 against 2,540/s), main-thread CPU per event 0.78 and 0.66 ms against the bare loop\'s 0.35 and 0.25; the second is the run above.';
+  + ' Two runs of this benchmark as it stands after round 4 (load 1.9 and 1.6, 4 campaign calls done in both): ratio 0.63 and 0.50 (1,163 against 1,855/s; 1,270 against 2,540/s), main-thread CPU per event 0.78 and 0.66 ms against the bare loop\'s 0.35 and 0.25; the second was the table\'s run then. The run above is the lead\'s final one after merging round 4 (2026-11-28 ~13:41 UTC, quiet machine, load 0.9-1.2, 4 campaign calls done): 0.42; four more runs right after it, same build and load: 0.52, 0.52, 0.51, 0.46. So the ratio now straddles the 0.5 target on a quiet machine (median of the five 0.51, 3 of 5 at or above it) instead of sitting below it (0.44 in the previous quiet run): not met with margin.';
 
 // Section 9 (bench/amd.mjs): our detector against a naive greeting-length rule on the same fixtures and VAD.
 render.amd = (r) => {

@@ -424,7 +424,8 @@ async function main() {
       fake_ms: { vad_hangover: VAD_HANGOVER_MS, stt: round(sttMs), llm_first_token: round(mean(done.fake.llm)), tts_first_audio: round(mean(done.fake.tts)) },
       first_words: { calls: done.firstWords.length, p50_ms: round(percentile(done.firstWords, 50)), p95_ms: round(percentile(done.firstWords, 95)), target_ms: FIRST_WORDS_TARGET_MS, ring_min_ms: RING_MS, ring_p50_ms: round(percentile(done.rings, 50)) },
       false_interruptions: await falseInterruptionsOf(done, calls, wf.id),
-      barge_in: { events: done.bargeIns.length, p50_ms: round(percentile(done.bargeIns, 50)), p95_ms: round(percentile(done.bargeIns, 95)), target_ms: MIN_SPEECH_MS + 100 },
+      // BENCH_VOICE_DEBUG=1 also lists every barge-in time (to see the shape of a tail)
+      barge_in: { events: done.bargeIns.length, p50_ms: round(percentile(done.bargeIns, 50)), p95_ms: round(percentile(done.bargeIns, 95)), target_ms: MIN_SPEECH_MS + 100, ...(process.env.BENCH_VOICE_DEBUG ? { all: done.bargeIns.map(round).sort((a, b) => a - b) } : {}) },
       service_cpu_percent_of_core: round((100 * (cpu.user + cpu.system) / 1000) / wall),
       event_loop_delay_p99_ms: round(loopDelay.percentile(99) / 1e6),
       callers_worker_event_loop_p99_ms: round(done.workerLoopP99Ms),
