@@ -943,6 +943,23 @@ describe('VoiceSession: endings', () => {
     expect(s.ended[0].artifacts.transcript.turns[0]).toMatchObject({ interrupted: true, text: heard[0][0] });
   });
 
+  it('the time limit\'s goodbye is not cut by the caller talking over it: said whole, then the call ends at once', async () => {
+    const s = setup({
+      settings: { maxCallDurationMs: 2000 },
+      model: (lm) => lm.on({ user: 'time limit' }, { text: 'We are out of time. Thank you for calling, and goodbye.' }),
+    });
+    await s.timeline.until(() => s.of('agent_heard').length > 0, 10_000); // the greeting, cut by the limit
+    await s.timeline.until(() => s.of('first_audio').length > 1, 10_000); // the goodbye starts playing
+    await s.timeline.advance(300);
+    s.channel.speak(1500);
+    await s.timeline.until(() => s.ended.length > 0 && s.channel.hangUps.length > 0, 30_000);
+    expect(s.channel.clears).toHaveLength(1); // the limit's own cut of the greeting; none for the goodbye
+    expect(s.of('agent_heard').at(-1)).toMatchObject({ text: 'We are out of time. Thank you for calling, and goodbye.', interrupted: false });
+    expect(s.ended[0].artifacts.outcome).toEqual({ reason: 'max_duration', disposition: 'max_duration' });
+    // ended once the goodbye was heard, not after the 15 s grace
+    expect(s.channel.hangUps[0].atMs - s.t0).toBeLessThan(2000 + 10_000);
+  });
+
   it('a caller hang-up mid-answer ends the call with what was heard, persisted', async () => {
     const s = setup({ utterances: ['Yes, this is Dana.'] });
     await untilReminderPlays(s, 500);

@@ -525,7 +525,12 @@ export class VoiceSession {
   // -------------------------------------------------------------------------------------------------------
   // Barge-in
 
+  /**
+   * Whether caller speech may cut the agent now: the node allows it, and the agent is not saying the time limit's
+   * goodbye (the call is over; cut, the goodbye would leave the call waiting out `goodbyeGraceMs` in silence).
+   */
   private interruptible(): boolean {
+    if (this.turn?.kind === 'max_duration') return false;
     return this.options.graph.node(this.speakingNodeId)?.data.allow_interrupt !== false;
   }
 
