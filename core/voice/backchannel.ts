@@ -41,13 +41,20 @@ export function isBackchannel(text: string): boolean {
 
 /** The words of `text` after its first `heardWords` words, with their original spacing and punctuation. */
 export function wordsAfter(text: string, heardWords: number): string {
-  if (heardWords <= 0) return text.trim();
+  return textAfterWords(text, Math.max(0, heardWords)).trim();
+}
+
+/**
+ * `text` from its word number `words` on (0: all of it, from its first word), trailing spaces kept (more
+ * streamed text may follow them); past its last word, only those trailing spaces.
+ */
+export function textAfterWords(text: string, words: number): string {
   let count = 0;
   for (const m of text.matchAll(/\S+/gu)) {
-    if (count === heardWords) return text.slice(m.index).trim();
+    if (count === words) return text.slice(m.index);
     count++;
   }
-  return '';
+  return /\s*$/u.exec(text)?.[0] ?? '';
 }
 
 /** How many words `text` has. */

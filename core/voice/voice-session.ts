@@ -47,7 +47,7 @@ import type { VadEvent, VoiceActivityDetector, VoiceActivityDetectorFactory } fr
 import type { RunLogEntry } from '../runs/run.js';
 import type { WorkflowGraph } from '../workflows/workflow-graph.js';
 import { bytesPerMs, sameFormat } from './audio-format.js';
-import { isBackchannel, wordCount, wordsAfter } from './backchannel.js';
+import { isBackchannel, textAfterWords, wordCount, wordsAfter } from './backchannel.js';
 import { CallRecorder } from './call-recorder.js';
 import { fromSessionAudio, SESSION_FORMAT, toSessionAudio, type AudioConverter } from './carrier-audio.js';
 import { Endpointer, type CommittedUtterance } from './endpointing.js';
@@ -1331,16 +1331,6 @@ function recordOf(state: ConversationRecord): ConversationRecord {
 /** Words heard before and after a cut, as one line. */
 function joinWords(before: string | undefined, after: string): string {
   return before ? `${before} ${after}`.trim() : after;
-}
-
-/** `text` from its word number `words` on (0: all of it), trailing spaces kept (more streamed text may follow). */
-function textAfterWords(text: string, words: number): string {
-  let count = 0;
-  for (const m of text.matchAll(/\S+/gu)) {
-    if (count === words) return text.slice(m.index);
-    count++;
-  }
-  return /\s*$/u.exec(text)?.[0] ?? '';
 }
 
 /** What a resumed (or muted) turn has left to say, as one line. */
