@@ -93,6 +93,8 @@ interface CallAgent {
   lm: Awaited<ReturnType<LanguageModelFactory['forService']>>;
   stt: Awaited<ReturnType<SpeechServices['stt']>>;
   tts: Awaited<ReturnType<SpeechServices['tts']>>;
+  /** The agent's voice and TTS model: the session's speech and the prepared greeting are synthesized alike. */
+  ttsOptions: { voice?: string; model?: string };
   initialContext: Record<string, unknown>;
   greeting: PreparedSpeech | null;
 }
@@ -161,7 +163,7 @@ export class StartCallConversation {
         await this.refuse(run, channel, provider, 'agent_not_configured', 'the agent has no llm, stt and tts configured (workflow_configurations)');
         return { kind: 'refused', disposition: 'agent_not_configured' };
       }
-      const { config, c, graph, lm, stt, tts, initialContext } = agent;
+      const { config, c, graph, lm, stt, tts, ttsOptions, initialContext } = agent;
       const conversation = Conversation.start({
         graph,
         model: { lm, model: c.llm!.model, ...(typeof c.llm!.temperature === 'number' ? { temperature: c.llm!.temperature } : {}) },
@@ -179,7 +181,7 @@ export class StartCallConversation {
         stt,
         sttOptions: { ...(c.stt!.model ? { model: c.stt!.model } : {}), ...(c.stt!.language ? { language: c.stt!.language } : {}) },
         tts,
-        ttsOptions: { ...(c.tts!.voice ? { voice: c.tts!.voice } : {}), ...(c.tts!.model ? { model: c.tts!.model } : {}) },
+        ttsOptions,
         vad: this.deps.vad,
         pacer: this.deps.pacer,
         timers: this.deps.timers,
@@ -231,19 +233,15 @@ export class StartCallConversation {
       this.deps.speech.tts(run.organizationId, c.tts!.service_id),
     ]);
     const initialContext = { ...workflow.templateContextVariables, ...run.initialContext };
-    return { config, c, graph, lm, stt, tts, initialContext, greeting: null };
+    const ttsOptions = { ...(c.tts!.voice ? { voice: c.tts!.voice } : {}), ...(c.tts!.model ? { model: c.tts!.model } : {}) };
+    return { config, c, graph, lm, stt, tts, ttsOptions, initialContext, greeting: null };
   }
 
   /** The start node's greeting, rendered as the conversation will render it, synthesizing; null when it has none. */
   private startGreeting(agent: CallAgent): PreparedSpeech | null {
     const text = greetingFor(agent.graph.start, templateContextOf(agent.initialContext, {}), this.deps.clock.now());
     if (text === undefined) return null;
-    const greeting = PreparedSpeech.start(agent.tts, text, {
-      preferredFormat: SESSION_FORMAT,
-      ...(agent.c.tts!.voice ? { voice: agent.c.tts!.voice } : {}),
-      ...(agent.c.tts!.model ? { model: agent.c.tts!.model } : {}),
-    });
-    return greeting;
+    return PreparedSpeech.start(agent.tts, text, { preferredFormat: SESSION_FORMAT, ...agent.ttsOptions });
   }
 
   /** The notice, the run `failed` with `disposition` (before the hang-up: the carrier's later status cannot replace it), then the hang-up. */
