@@ -41,7 +41,7 @@ describe('MediaSession.handOverRecording (a talking call records itself in stere
     const { attached } = await stream(true);
     expect(attached).toHaveLength(1);
     expect(attached[0]).not.toHaveProperty('recordingKey');
-    expect(attached[0]).toMatchObject({ annotations: { media_stream: { inbound_bytes: 320, not_recorded_reason: 'recorded by the voice session' } }, log: { message: 'recorded by the voice session' } });
+    expect(attached[0]).toMatchObject({ annotations: { media_stream: { inbound_bytes: 320, not_recorded_reason: 'recorded by the voice session' } }, logs: [{ message: 'recorded by the voice session' }] });
     // the frame it took before the hand-over leaves nothing behind: no caller-only WAV, no raw object
     expect(await store.stat('runs/5/51/recording.wav')).toBeNull();
     expect(await store.stat('runs/5/51/recording.ulaw.part')).toBeNull();

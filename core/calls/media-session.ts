@@ -351,12 +351,12 @@ export class MediaSession {
     await this.deps.runs.attachArtifacts(this.run.organizationId, this.run.id, {
       ...(recording && !this.recordingHandedOver ? { recordingKey: recording.key } : {}),
       annotations: { media_stream: summary },
-      log: {
+      logs: [{
         ts: endedAt.toISOString(),
         event: 'media_stream_ended',
         message: this.recordingHandedOver ? 'recorded by the voice session' : recording ? `recorded ${recording.dataBytes} bytes of caller audio` : 'no recording',
         details: { provider: this.framing.provider, end_reason: reason, duration_ms: summary.duration_ms },
-      },
+      }],
       now: endedAt,
     });
   }

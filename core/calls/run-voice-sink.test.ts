@@ -168,13 +168,13 @@ describe('RunVoiceSink', () => {
     const sink = new RunVoiceSink(RUN, f.deps);
     sink.recording.write(stereo(800, 3, -3));
     await sink.onEnded(record(), artifacts());
-    expect(f.calls).toEqual([`put ${callRecordingPartKeyOf(RUN)}`, 'status', `put ${transcriptKeyOf(RUN)}`, `put ${callRecordingKeyOf(RUN)}`, `delete ${callRecordingPartKeyOf(RUN)}`, 'attach', 'attach', 'attach', 'attach']);
+    expect(f.calls).toEqual([`put ${callRecordingPartKeyOf(RUN)}`, 'status', `put ${transcriptKeyOf(RUN)}`, `put ${callRecordingKeyOf(RUN)}`, `delete ${callRecordingPartKeyOf(RUN)}`, 'attach']);
     expect(JSON.parse(new TextDecoder().decode(f.stored.get('runs/7/42/transcript.json')))).toEqual({ turns: [expect.objectContaining({ text: 'Hi' })] });
     expect(f.attached[0]).toMatchObject({
       transcriptKey: 'runs/7/42/transcript.json', recordingKey: 'runs/7/42/call.wav',
       annotations: { voice_metrics: { turns: 1, latency_p50_ms: 640, interruptions: 0, recording_duration_ms: 1000, end_reason: 'end_node', entries: [{ turn: 1, end_of_speech_to_first_audio: 640, stt: 90, llm_first_token: 300, tts_first_audio: 80 }] } },
     });
-    expect(f.attached.slice(1).map((a) => (a.log as { event: string }).event)).toEqual(['node_entered', 'turn', 'conversation_ended']);
+    expect((f.attached[0]!.logs as Array<{ event: string }>).map((l) => l.event)).toEqual(['node_entered', 'turn', 'conversation_ended']);
     expect(f.statuses[0]).toMatchObject({
       status: 'in_progress', conversation: true, disposition: 'appointment_confirmed',
       gatheredContext: { will_attend: true, mapped_call_disposition: 'appointment_confirmed' }, costInfo: { service_token_usage: 150 },
@@ -185,7 +185,7 @@ describe('RunVoiceSink', () => {
     const f = fakes();
     await new RunVoiceSink(RUN, f.deps).onEnded(record({ disposition: null, end_reason: null }), artifacts({ outcome: { reason: 'failed', disposition: 'failed', error: 'tts failed: 500' } }));
     expect(f.statuses[0]).toMatchObject({ disposition: 'failed', gatheredContext: { mapped_call_disposition: 'failed' } });
-    expect(f.attached.at(-1)).toMatchObject({ log: { event: 'conversation_ended', details: { error: 'tts failed: 500' } } });
+    expect((f.attached.at(-1)!.logs as unknown[]).at(-1)).toMatchObject({ event: 'conversation_ended', details: { error: 'tts failed: 500' } });
   });
 
   it('an endCall with transfer_to hands the caller over after the record is stored; a failing step does not stop the others', async () => {

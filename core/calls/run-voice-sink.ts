@@ -10,8 +10,8 @@
  * carrier's final status, `planRunStatusUpdate`); the transcript artifact (`{"turns": [...]}`,
  * only what the caller heard) and the stereo WAV (caller left, agent right) go to the object store and onto the
  * run (`transcript_url`, `recording_url`) with the voice metrics (`annotations.voice_metrics`, read by
- * `GET .../runs/{run_id}/metrics`); the run's log gets `node_entered`, `variables_extracted`, one `turn` entry
- * per agent reply and `conversation_ended`; last, an endCall with `transfer_to` hands the
+ * `GET .../runs/{run_id}/metrics`) and the run's log gets `node_entered`, `variables_extracted`, one `turn` entry
+ * per agent reply and `conversation_ended`, all in one write; last, an endCall with `transfer_to` hands the
  * caller over through `CallTransfer` (answering `handedOver` when the carrier accepted, so the line stays up). Each step failing is logged and the next still runs (the call must hang
  * up). Idempotent: the same keys are overwritten, equal log entries are not repeated.
  *
@@ -138,11 +138,20 @@ export class RunVoiceSink implements VoiceSessionSink {
       end_reason: artifacts.outcome.reason,
       entries: artifacts.latency.map((l, i) => ({ turn: i + 1, ...l })),
     };
+    const ended = {
+      ts: now.toISOString(),
+      event: 'conversation_ended',
+      message: `the conversation ended (${artifacts.outcome.reason}), disposition ${disposition}`,
+      details: { reason: artifacts.outcome.reason, disposition, turns: artifacts.metrics.turns, ...(artifacts.outcome.error ? { error: artifacts.outcome.error } : {}) },
+    };
+    // one write for the keys, the metrics and the whole log (a call has dozens of entries: written one by one,
+    // each re-read and re-wrote the run, and 50 calls ending together held the event loop for 100-160 ms)
     await step('artifacts', async () => {
       const withArtifacts = await this.deps.runs.attachArtifacts(organizationId, id, {
         ...(transcriptKey ? { transcriptKey } : {}),
         ...(recordingKey ? { recordingKey } : {}),
         annotations: { voice_metrics: metrics },
+        logs: [...artifacts.logs, ended],
         now,
       });
       if (analyzed && withArtifacts) analyzed = withArtifacts;
@@ -151,15 +160,6 @@ export class RunVoiceSink implements VoiceSessionSink {
     if (analyzedRun && analyzedEvent) {
       await this.deps.events!.publish({ type: 'call.analyzed', organizationId, run: analyzedRun, pending: analyzedEvent });
     }
-    const ended = {
-      ts: now.toISOString(),
-      event: 'conversation_ended',
-      message: `the conversation ended (${artifacts.outcome.reason}), disposition ${disposition}`,
-      details: { reason: artifacts.outcome.reason, disposition, turns: artifacts.metrics.turns, ...(artifacts.outcome.error ? { error: artifacts.outcome.error } : {}) },
-    };
-    await step('logs', async () => {
-      for (const entry of [...artifacts.logs, ended]) await this.deps.runs.attachArtifacts(organizationId, id, { log: entry, now });
-    });
     let handedOver = false;
     if (record.transfer && record.end_reason === 'end_node') {
       const transfer = this.deps.transfer;

@@ -85,8 +85,9 @@ export interface RunRepository {
   /** The run placed through `provider` with that provider call id (webhooks that only carry the provider's id), or null. Not tenant-scoped: it is how a provider event finds its tenant. */
   findByProviderCallId(provider: string, providerCallId: string): Promise<Run | null>;
   /**
-   * Stores artifact keys (ObjectStore keys), merges `annotations` key by key, appends `log` unless an equal entry
-   * is already there. Returns null when absent. Idempotent per value.
+   * Stores artifact keys (ObjectStore keys), merges `annotations` key by key, appends the `logs` entries in order,
+   * each unless an equal entry is already there (or earlier in the same list), all in one write. Returns null
+   * when absent. Idempotent per value.
    */
-  attachArtifacts(organizationId: number, runId: number, patch: { transcriptKey?: string; recordingKey?: string; annotations?: Record<string, unknown>; log?: RunLogEntry; now: Date }): Promise<Run | null>;
+  attachArtifacts(organizationId: number, runId: number, patch: { transcriptKey?: string; recordingKey?: string; annotations?: Record<string, unknown>; logs?: readonly RunLogEntry[]; now: Date }): Promise<Run | null>;
 }

@@ -155,9 +155,20 @@ export function canonicalJson(value: unknown): string {
       : v);
 }
 
-/** `logs` with `entry` appended unless an equal entry is already there (so replays do not repeat it). */
-export function appendLogOnce(logs: RunLogEntry[], entry: RunLogEntry | undefined): RunLogEntry[] {
-  if (!entry) return logs;
-  const key = canonicalJson(entry);
-  return logs.some((l) => canonicalJson(l) === key) ? logs : [...logs, entry];
+/**
+ * `logs` with `entries` appended in order, each unless an equal entry is already there or earlier in `entries` (so
+ * replays do not repeat one). Every entry is serialized once: a call's ending appends its dozens of entries in one
+ * write, and comparing each against every stored one by re-serializing both made that write quadratic.
+ */
+export function appendLogsOnce(logs: RunLogEntry[], entries: readonly RunLogEntry[] | undefined): RunLogEntry[] {
+  if (!entries?.length) return logs;
+  const seen = new Set(logs.map((l) => canonicalJson(l)));
+  const added: RunLogEntry[] = [];
+  for (const entry of entries) {
+    const key = canonicalJson(entry);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    added.push(entry);
+  }
+  return added.length ? [...logs, ...added] : logs;
 }

@@ -284,11 +284,11 @@ export function runRunRepositoryContract(label: string, make: () => Promise<RunR
       const run = await h.repo.create(orgA, newRun(wfA));
       const log = { ts: at(1).toISOString(), event: 'recording_stored', details: { bytes: 10 } };
       const a = await h.repo.attachArtifacts(orgA, run.id, {
-        transcriptKey: `runs/${orgA}/${run.id}/transcript.json`, annotations: { sentiment: 'positive' }, log, now: at(1),
+        transcriptKey: `runs/${orgA}/${run.id}/transcript.json`, annotations: { sentiment: 'positive' }, logs: [log], now: at(1),
       });
       expect(a).toMatchObject({ transcriptKey: `runs/${orgA}/${run.id}/transcript.json`, recordingKey: null, annotations: { sentiment: 'positive' }, updatedAt: at(1) });
       const b = await h.repo.attachArtifacts(orgA, run.id, {
-        recordingKey: `runs/${orgA}/${run.id}/recording.wav`, annotations: { reviewed: true }, log: { ...log }, now: at(2),
+        recordingKey: `runs/${orgA}/${run.id}/recording.wav`, annotations: { reviewed: true }, logs: [{ ...log }], now: at(2),
       });
       expect(b).toMatchObject({
         transcriptKey: `runs/${orgA}/${run.id}/transcript.json`, recordingKey: `runs/${orgA}/${run.id}/recording.wav`,
@@ -296,6 +296,23 @@ export function runRunRepositoryContract(label: string, make: () => Promise<RunR
       });
       expect(b!.logs).toEqual([log]);
       expect(await h.repo.get(orgA, run.id)).toEqual(b);
+    });
+
+    it('appends many log entries in one write, in order, skipping those already there or repeated in the list', async () => {
+      const run = await h.repo.create(orgA, newRun(wfA));
+      const entry = (n: number) => ({ ts: at(n).toISOString(), event: 'turn', details: { turn: n, text: `reply ${n}` } });
+      await h.repo.attachArtifacts(orgA, run.id, { logs: [entry(1), entry(2)], now: at(1) });
+      // key order does not make an entry new
+      const reordered = { details: { text: 'reply 2', turn: 2 }, event: 'turn', ts: at(2).toISOString() };
+      const after = await h.repo.attachArtifacts(orgA, run.id, { logs: [reordered, entry(3), entry(4), entry(3), entry(1)], now: at(2) });
+      expect(after!.logs).toEqual([entry(1), entry(2), entry(3), entry(4)]);
+      // nothing new: the log is unchanged, the other fields still apply
+      const again = await h.repo.attachArtifacts(orgA, run.id, { logs: [entry(4)], annotations: { reviewed: true }, now: at(3) });
+      expect(again!.logs).toEqual(after!.logs);
+      expect(again!.annotations).toEqual({ reviewed: true });
+      expect(await h.repo.get(orgA, run.id)).toEqual(again);
+      expect(await h.repo.attachArtifacts(orgB, run.id, { logs: [entry(9)], now: at(4) })).toBeNull();
+      expect((await h.repo.get(orgA, run.id))!.logs).toHaveLength(4);
     });
   });
 }

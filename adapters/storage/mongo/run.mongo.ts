@@ -1,7 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 import { ConflictError } from '../../../core/errors.js';
 import type { NewRun, RunRepository, RunStatusUpdate } from '../../../core/ports/run.repository.port.js';
-import { appendLogOnce, planRunStatusUpdate } from '../../../core/runs/run-status.js';
+import { appendLogsOnce, planRunStatusUpdate } from '../../../core/runs/run-status.js';
 import type { PendingEvent } from '../../../core/ports/event-publisher.port.js';
 import { pendingEventToDocument, type PendingEventDocument } from './pending-events.mongo.js';
 import { RUN_STATUS_RANK, type CostInfo, type Run, type RunLogEntry, type RunMode, type RunStatus } from '../../../core/runs/run.js';
@@ -224,14 +224,14 @@ export class MongoRunRepository implements RunRepository {
   async attachArtifacts(
     organizationId: number,
     runId: number,
-    patch: { transcriptKey?: string; recordingKey?: string; annotations?: Record<string, unknown>; log?: RunLogEntry; now: Date },
+    patch: { transcriptKey?: string; recordingKey?: string; annotations?: Record<string, unknown>; logs?: readonly RunLogEntry[]; now: Date },
   ) {
     const { run } = await this.readModifyWrite(organizationId, runId, (r) => ({
       ...r,
       transcriptKey: patch.transcriptKey ?? r.transcriptKey,
       recordingKey: patch.recordingKey ?? r.recordingKey,
       annotations: { ...r.annotations, ...(patch.annotations ?? {}) },
-      logs: appendLogOnce(r.logs, patch.log),
+      logs: appendLogsOnce(r.logs, patch.logs),
       updatedAt: patch.now,
     }));
     return run;

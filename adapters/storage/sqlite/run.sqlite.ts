@@ -1,6 +1,6 @@
 import { ConflictError } from '../../../core/errors.js';
 import type { NewRun, RunRepository, RunStatusUpdate } from '../../../core/ports/run.repository.port.js';
-import { appendLogOnce, planRunStatusUpdate } from '../../../core/runs/run-status.js';
+import { appendLogsOnce, planRunStatusUpdate } from '../../../core/runs/run-status.js';
 import { appendPendingEvent } from './pending-events.sqlite.js';
 import { RUN_STATUS_RANK, type CostInfo, type Run, type RunLogEntry, type RunMode, type RunStatus } from '../../../core/runs/run.js';
 import { fromMs, fromMsOrNull, isUniqueViolation, toMs, toMsOrNull, type SqliteDatabase } from './database.js';
@@ -231,7 +231,7 @@ export class SqliteRunRepository implements RunRepository {
   async attachArtifacts(
     organizationId: number,
     runId: number,
-    patch: { transcriptKey?: string; recordingKey?: string; annotations?: Record<string, unknown>; log?: RunLogEntry; now: Date },
+    patch: { transcriptKey?: string; recordingKey?: string; annotations?: Record<string, unknown>; logs?: readonly RunLogEntry[]; now: Date },
   ) {
     const tx = this.db.transaction((): Run | null => {
       const row = this.q.get.get(organizationId, runId);
@@ -242,7 +242,7 @@ export class SqliteRunRepository implements RunRepository {
         transcriptKey: patch.transcriptKey ?? run.transcriptKey,
         recordingKey: patch.recordingKey ?? run.recordingKey,
         annotations: { ...run.annotations, ...(patch.annotations ?? {}) },
-        logs: appendLogOnce(run.logs, patch.log),
+        logs: appendLogsOnce(run.logs, patch.logs),
         updatedAt: patch.now,
       });
     });
