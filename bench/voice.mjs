@@ -56,6 +56,13 @@ const TOKEN_MS = Number(process.env.BENCH_VOICE_TOKEN_MS ?? 0);
 // webhook answered → the carrier's stream `start`, at least (a real carrier answers, then connects its WebSocket):
 // the time the agent has to prepare the greeting. 0: the stream starts the moment the webhook is answered.
 const RING_MS = Number(process.env.BENCH_VOICE_RING_MS ?? 200);
+// The calls' streams start evenly over this window. Each caller follows the same script with the same pauses, so
+// calls that start together keep taking their turns together for the whole run: started within 1 s (the bench before
+// 2026-11-28 15:00, BENCH_VOICE_ARRIVAL_MS=1000), all 50 calls' turns fell in the same second, every ~6 s, and the
+// service had ~10 ms of work per turn × 50 at once (a busy burst of ~80 % in 500 ms buckets) with little between. 50
+// concurrent calls of a real campaign are at random points of their conversations; the default spreads their starts
+// over one turn cycle of this script (~6 s: greeting, a line, the reply), so their turns are spread as well.
+const ARRIVAL_MS = Number(process.env.BENCH_VOICE_ARRIVAL_MS ?? 6000);
 const RESUME_WINDOW_MS = 4000; // after a fixture ends: a resume (endpointing + TTS) lands well within it
 // The fake TTS's answer: a 440 Hz tone, its longest (4 s) computed once. Each answer is a prefix of it, the same
 // bytes as when every answer computed its own: ~5 ms of the harness's CPU per 3-4 s answer (50 of them at once at 50 calls)
@@ -174,15 +181,16 @@ async function workerMain(port) {
     /** Per fixture played: the call, its wall-clock window (for the run log's false_interruption entries) and whether it was cleared. */
     const noiseWindows = [];
     const latencies = [];
+    const latencyAt = []; // [call, turn, ms since the first call, latency] (BENCH_VOICE_DEBUG)
     const bargeIns = [];
     const failures = [];
     let early = 0;
     const t0 = performance.now();
     await Promise.all(m.calls.map(async (call, i) => {
-      // calls arrive over a second, as a campaign would place them; each stream starts RING_MS after its webhook
-      // was answered at the earliest (the carrier answers and connects the stream; the agent prepares meanwhile)
+      // calls start evenly over ARRIVAL_MS (see there); each stream starts RING_MS after its webhook was answered
+      // at the earliest (the carrier answers and connects the stream; the agent prepares meanwhile)
       const ringLeft = call.answeredAt + m.ringMs - (performance.timeOrigin + performance.now());
-      await new Promise((r) => setTimeout(r, Math.max(i * 20 - (performance.now() - t0), ringLeft, 0)));
+      await new Promise((r) => setTimeout(r, Math.max((i * m.arrivalMs) / m.calls.length - (performance.now() - t0), ringLeft, 0)));
       let caller;
       try {
         caller = await TwilioMediaCaller.connect({ url: call.url, callSid: call.callSid, parameters: call.parameters });
@@ -234,6 +242,7 @@ async function workerMain(port) {
           const first = caller.agentVoiceAt.slice(before).find((t) => t > caller.spoke[line].onsetMs);
           if (first < end) early++;
           latencies.push(first - end);
+          latencyAt.push([i, turn, Math.round(performance.now() - t0), Math.round(first - end)]);
         }
         await caller.hangUp();
         await Promise.race([caller.closed, new Promise((r) => setTimeout(r, 3000))]);
@@ -244,7 +253,7 @@ async function workerMain(port) {
       }
     }));
     workerLoop.disable();
-    port.postMessage({ type: 'done', workerLoopP99Ms: workerLoop.percentile(99) / 1e6, rings, latencies, bargeIns, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
+    port.postMessage({ type: 'done', workerLoopP99Ms: workerLoop.percentile(99) / 1e6, rings, latencies, latencyAt, bargeIns, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
   });
 }
 
@@ -397,7 +406,7 @@ async function main() {
     const main0 = mainThreadCpuMs();
     const t0 = performance.now();
     // typed arrays: cloned as bytes (arrays of numbers took the worker ~0.3 s to take in, delaying the fakes' answers)
-    worker.postMessage({ type: 'calls', ringMs: RING_MS, calls, speech, barge, noises, known });
+    worker.postMessage({ type: 'calls', ringMs: RING_MS, arrivalMs: ARRIVAL_MS, calls, speech, barge, noises, known });
     const done = await new Promise((r) => worker.on('message', function onDone(m) {
       if (m.type === 'done') {
         worker.off('message', onDone);
@@ -416,8 +425,10 @@ async function main() {
     const p50 = percentile(done.latencies, 50);
     const p95 = percentile(done.latencies, 95);
     const result = {
-      vad, stt, calls: n, turns: done.latencies.length, replies_before_end_of_speech: done.early, failures: done.failures.length, failure_examples: done.failures.slice(0, 3),
+      vad, stt, calls: n, arrival_ms: ARRIVAL_MS, turns: done.latencies.length, replies_before_end_of_speech: done.early, failures: done.failures.length, failure_examples: done.failures.slice(0, 3),
       latency_p50_ms: round(p50), latency_p95_ms: round(p95), reference_ms: round(reference),
+      // BENCH_VOICE_DEBUG=1: every turn as [call, turn, ms into the run, latency]
+      ...(process.env.BENCH_VOICE_DEBUG ? { latency_all: done.latencyAt } : {}),
       overhead_p50_ms: round(p50 - reference), overhead_p95_ms: round(p95 - reference),
       ...(stt === 'streaming' ? { interim_every_ms: INTERIM_MS } : {}),
       ...(TOKEN_MS > 0 ? { llm_token_ms: TOKEN_MS } : {}),
@@ -462,10 +473,10 @@ const round = (x) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
  * Memory per concurrent talking call (issue 12: <= 3 MB), at the largest step only: the service's live heap and
  * array buffers (the main thread's isolate: audio, recordings' windows) and the process's RSS (which also holds the
  * callers' worker: an upper bound), after a full GC just before the calls' webhooks and again MEMORY_AT_MS after
- * `start()` (the calls' streams start then; every call connected and talking by the second sample), divided by the
+ * `start()` (the calls' streams start then; every call connected and talking for 7 s or more by the second sample), divided by the
  * calls. Two forced GCs in all (a few ms each, ~0.1 s with Silero loaded).
  */
-const MEMORY_AT_MS = 8000;
+const MEMORY_AT_MS = Math.max(ARRIVAL_MS, 1000) + 7000;
 function memoryPerCall(n) {
   const gc = memoryGc();
   const sample = () => {
