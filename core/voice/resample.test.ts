@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { rmsDbfs } from './energy.js';
 import { Resampler, createResampler, resamplerFilter } from './resample.js';
+import { simdDecimator } from './resample-simd.js';
 
 const tone = (hz: number, rate: number, seconds: number, amplitude = 10000): Int16Array =>
   Int16Array.from({ length: Math.round(rate * seconds) }, (_, i) => Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / rate)));
@@ -150,14 +151,16 @@ describe('Resampler kernels', () => {
 
   const input = Int16Array.from({ length: 4800 }, (_, i) => Math.round(9000 * Math.sin(i * 0.23) + 6000 * Math.sin(i * 2.1) + ((i * 7919) % 4001) - 2000));
   for (const [from, to] of [[24000, 8000], [16000, 8000], [8000, 16000], [24000, 16000]] as const) {
-    it(`${from} → ${to} computes exactly the kept outputs of the filter (to rounding), chunked or not`, () => {
+    it(`${from} → ${to} computes exactly the kept outputs of the filter (to rounding), chunked or not, in either kernel`, () => {
       const want = direct(from, to, input);
-      for (const sizes of [[input.length], [480], [1, 2, 3, 997]]) {
-        const got = chunked(createResampler(from, to), input, sizes);
-        expect(got.length).toBe(want.length);
-        let worst = 0;
-        for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(got[i]! - want[i]!));
-        expect(worst).toBeLessThanOrEqual(1);
+      for (const kernel of ['auto', 'js'] as const) {
+        for (const sizes of [[input.length], [480], [1, 2, 3, 997]]) {
+          const got = chunked(createResampler(from, to, kernel), input, sizes);
+          expect(got.length).toBe(want.length);
+          let worst = 0;
+          for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(got[i]! - want[i]!));
+          expect(worst).toBeLessThanOrEqual(1);
+        }
       }
     });
   }
@@ -199,4 +202,75 @@ describe('Resampler kernels', () => {
       expect(Array.from(createResampler(from, to).processL16(le.subarray(0, 2 * 480 + 1)))).toEqual(Array.from(createResampler(from, to).process(pcm.subarray(0, 480))));
     });
   }
+});
+
+describe('Resampler SIMD kernel (integer decimation in WebAssembly)', () => {
+  const loud = (rate: number, seconds: number) =>
+    Int16Array.from({ length: Math.round(rate * seconds) }, (_, i) => Math.max(-32768, Math.min(32767, Math.round(20000 * Math.sin(i * 0.31) + 9000 * Math.sin(i * 2.3) + ((i * 7919) % 6001) - 3000))));
+
+  it('is what decimation uses on this platform (Node 20 has WebAssembly SIMD); the other conversions, and kernel js, keep JavaScript', () => {
+    expect(createResampler(24000, 8000).usesSimd).toBe(true);
+    expect(createResampler(16000, 8000).usesSimd).toBe(true);
+    expect(createResampler(24000, 8000, 'js').usesSimd).toBe(false);
+    expect(createResampler(8000, 16000).usesSimd).toBe(false);
+    expect(createResampler(24000, 16000).usesSimd).toBe(false);
+    expect(createResampler(8000, 8000).usesSimd).toBe(false);
+  });
+
+  for (const from of [24000, 16000, 48000]) {
+    it(`${from} → 8000: within 1 of the JavaScript kernel on loud audio, nearly always equal, and chunk-exact`, () => {
+      const x = loud(from, 3);
+      const js = createResampler(from, 8000, 'js').process(x);
+      const simd = createResampler(from, 8000).process(x);
+      expect(simd.length).toBe(js.length);
+      let worst = 0;
+      let differ = 0;
+      for (let i = 0; i < js.length; i++) {
+        const d = Math.abs(simd[i]! - js[i]!);
+        worst = Math.max(worst, d);
+        if (d) differ++;
+      }
+      expect(worst).toBeLessThanOrEqual(1);
+      expect(differ / js.length).toBeLessThan(0.01);
+      // clipped at full scale like the JavaScript kernel
+      const square = Int16Array.from({ length: from }, (_, i) => ((i >> 6) & 1 ? 32767 : -32768));
+      expect(Array.from(createResampler(from, 8000).process(square)).some((v) => v === 32767 || v === -32768)).toBe(true);
+      for (const sizes of [[1], [7, 480, 2], [4800]]) expect(Array.from(chunked(createResampler(from, 8000), x, sizes))).toEqual(Array.from(simd));
+    });
+  }
+
+  it('streams that share the kernel memory, interleaved chunk by chunk, each get what they get alone', () => {
+    const a = loud(24000, 1);
+    const b = loud(16000, 1).map((v) => -v);
+    const ra = createResampler(24000, 8000);
+    const rb = createResampler(16000, 8000);
+    const ra2 = createResampler(24000, 8000);
+    const outA: number[] = [];
+    const outB: number[] = [];
+    const outA2: number[] = [];
+    for (let k = 0; k < 50; k++) {
+      outA.push(...ra.process(a.subarray(k * 480, (k + 1) * 480)));
+      outB.push(...rb.process(b.subarray(k * 320, (k + 1) * 320)));
+      outA2.push(...ra2.process(a.subarray(k * 480, (k + 1) * 480).map((v) => v >> 1)));
+    }
+    expect(outA).toEqual(Array.from(createResampler(24000, 8000).process(a)));
+    expect(outB).toEqual(Array.from(createResampler(16000, 8000).process(b)));
+    expect(outA2).toEqual(Array.from(createResampler(24000, 8000).process(a.map((v) => v >> 1))));
+  });
+
+  it('a chunk that grows the memory, then small ones, and a window whose padding held garbage (NaN) from a larger one', () => {
+    const big = loud(48000, 12); // 576,000 samples: the scratch memory grows past its first pages
+    const r = createResampler(48000, 8000);
+    const whole = r.process(big);
+    expect(Array.from(whole.subarray(0, 2000))).toEqual(Array.from(createResampler(48000, 8000).process(big.subarray(0, 12000))));
+    const kernel = simdDecimator()!;
+    // 16k→8k has 59 taps, read as 64: the last output's read runs 5 samples past the window, times 0 taps
+    const x = loud(16000, 0.1);
+    kernel.window(100_000).fill(Number.NaN); // what a later, smaller window's padding would read
+    let worst = 0;
+    const simd = createResampler(16000, 8000).process(x);
+    const js = createResampler(16000, 8000, 'js').process(x);
+    for (let i = 0; i < js.length; i++) worst = Math.max(worst, Math.abs(simd[i]! - js[i]!));
+    expect(worst).toBeLessThanOrEqual(1);
+  });
 });

@@ -17,6 +17,8 @@
  * chunks of any size gives exactly the samples the whole buffer gives in one call.
  */
 
+import { simdDecimator, type SimdDecimator, type SimdTaps } from './resample-simd.js';
+
 const STOPBAND_DB = 60;
 const PASS_EDGE = 0.875; // × the lower Nyquist
 const STOP_EDGE = 1.125;
@@ -190,25 +192,41 @@ function general(phases: Float64Array, L: number, M: number, K: number, w: Float
   return base * L + p;
 }
 
+/** Which integer-decimation kernel a `Resampler` uses: WebAssembly SIMD where available (`auto`), or JavaScript. */
+export type ResamplerKernel = 'auto' | 'js';
+
 /** One stream's converter from `fromRate` to `toRate`. Not shared between streams. */
 export class Resampler {
   private readonly d: Design;
   /** Input samples before the current chunk that the filter still needs (K-1, oldest first). */
   private readonly history: Float64Array;
-  /** History + the current chunk as doubles; grows to the largest chunk seen, then is reused. */
+  /** History + the current chunk as doubles (JavaScript kernels); grows to the largest chunk seen, then is reused. */
   private work = new Float64Array(0);
+  /** Integer decimation in WebAssembly SIMD (resample-simd.ts): the kernel and this design's taps in its memory. */
+  private readonly simd: { kernel: SimdDecimator; taps: SimdTaps } | null;
+  /** The window of the chunk being converted: `work`, or the SIMD kernel's memory. */
+  private w: Float32Array | Float64Array = this.work;
   /** Time of the next output sample, in upsampled-rate samples, relative to the next chunk's first sample. */
   private t = 0;
 
   constructor(
     readonly fromRate: number,
     readonly toRate: number,
+    kernel: ResamplerKernel = 'auto',
   ) {
     if (!Number.isInteger(fromRate) || !Number.isInteger(toRate) || fromRate <= 0 || toRate <= 0) {
       throw new RangeError(`sample rates must be positive integers (${fromRate} → ${toRate})`);
     }
     this.d = fromRate === toRate ? { L: 1, M: 1, K: 1, phases: Float64Array.of(1), delayInputSamples: 0 } : design(fromRate, toRate);
     this.history = new Float64Array(this.d.K - 1);
+    const simd = kernel === 'auto' && this.d.L === 1 && this.d.M > 1 ? simdDecimator() : null;
+    const taps = simd?.place(this.d.phases, this.d.K) ?? null;
+    this.simd = simd && taps ? { kernel: simd, taps } : null;
+  }
+
+  /** Whether this stream's conversion runs in the WebAssembly SIMD kernel. */
+  get usesSimd(): boolean {
+    return this.simd !== null;
   }
 
   /** How far the output lags the input, in milliseconds (the filter's group delay). */
@@ -247,11 +265,15 @@ export class Resampler {
   }
 
   /** The work buffer for a chunk of `len` samples, with the history in front (the chunk goes after it). */
-  private window(len: number): Float64Array {
+  private window(len: number): Float32Array | Float64Array {
     const hist = this.d.K - 1;
-    if (this.work.length < hist + len) this.work = new Float64Array(Math.max(hist + len, this.work.length * 2));
-    this.work.set(this.history, 0);
-    return this.work;
+    if (this.simd) this.w = this.simd.kernel.window(hist + len);
+    else {
+      if (this.work.length < hist + len) this.work = new Float64Array(Math.max(hist + len, this.work.length * 2));
+      this.w = this.work;
+    }
+    this.w.set(this.history, 0);
+    return this.w;
   }
 
   /** Filters the chunk of `len` samples the work buffer holds after the history. */
@@ -261,9 +283,13 @@ export class Resampler {
     const count = this.outputLength(len);
     const result = out && out.length >= count ? out.subarray(0, count) : new Int16Array(count);
     const hist = K - 1;
-    const w = this.work;
+    const w = this.work; // the JavaScript kernels' window (the SIMD kernel reads its own memory)
     let t: number;
-    if (L === 1) {
+    if (this.simd) {
+      // output n's oldest input is w[hist + t + n·M - (K-1)] = w[t + n·M]
+      this.simd.kernel.decimate(this.simd.taps, M, hist + len, this.t, count, result);
+      t = this.t + count * M;
+    } else if (L === 1) {
       // output n reads input sample t + n·M (its newest), i.e. w[hist + t + n·M]
       decimate(phases, K, M, w, hist + this.t, count, result);
       t = this.t + count * M;
@@ -277,7 +303,7 @@ export class Resampler {
     this.t = t - span;
     if (hist > 0) {
       // the last K-1 samples of (history + chunk)
-      this.history.set(w.subarray(len, len + hist));
+      this.history.set(this.w.subarray(len, len + hist));
     }
     return result;
   }
@@ -289,5 +315,8 @@ export class Resampler {
   }
 }
 
-/** A converter for one stream. Throws RangeError for rates it cannot relate (a ratio finer than 1024). */
-export const createResampler = (fromRate: number, toRate: number): Resampler => new Resampler(fromRate, toRate);
+/**
+ * A converter for one stream (`kernel` 'js' keeps the JavaScript kernel, for tests and comparisons). Throws
+ * RangeError for rates it cannot relate (a ratio finer than 1024).
+ */
+export const createResampler = (fromRate: number, toRate: number, kernel: ResamplerKernel = 'auto'): Resampler => new Resampler(fromRate, toRate, kernel);
