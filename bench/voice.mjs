@@ -435,6 +435,9 @@ async function main() {
       fake_ms: { vad_hangover: VAD_HANGOVER_MS, stt: round(sttMs), llm_first_token: round(mean(done.fake.llm)), tts_first_audio: round(mean(done.fake.tts)) },
       first_words: { calls: done.firstWords.length, p50_ms: round(percentile(done.firstWords, 50)), p95_ms: round(percentile(done.firstWords, 95)), target_ms: FIRST_WORDS_TARGET_MS, ring_min_ms: RING_MS, ring_p50_ms: round(percentile(done.rings, 50)) },
       false_interruptions: await falseInterruptionsOf(done, calls, wf.id),
+      // BENCH_VOICE_DEBUG=1: the first call's per-turn latency entries as the service measured them (its VAD's
+      // end of speech → first audio sent, and each provider's time)
+      ...(process.env.BENCH_VOICE_DEBUG ? { first_call_turns: (await request('GET', `/workflow/${wf.id}/runs?page=1&limit=100`, undefined, auth)).runs.find((r) => r.name.endsWith(calls[0].from))?.logs?.entries?.filter((e) => e.event === 'turn').map((e) => e.details) } : {}),
       // BENCH_VOICE_DEBUG=1 also lists every barge-in time (to see the shape of a tail)
       barge_in: { events: done.bargeIns.length, p50_ms: round(percentile(done.bargeIns, 50)), p95_ms: round(percentile(done.bargeIns, 95)), target_ms: MIN_SPEECH_MS + 100, ...(process.env.BENCH_VOICE_DEBUG ? { all: done.bargeIns.map(round).sort((a, b) => a - b) } : {}) },
       service_cpu_percent_of_core: round((100 * (cpu.user + cpu.system) / 1000) / wall),

@@ -51,8 +51,9 @@ describe('deepgram live transcription client', () => {
       encoding: 'mulaw', sample_rate: '8000', channels: '1', model: 'nova-3', language: 'en', interim_results: 'true', punctuate: 'true',
       smart_format: 'true', endpointing: '300', utterance_end_ms: '1000', vad_events: 'true',
     });
-    expect(conn.audioBytes).toBe(8 * (800 + 400 + 1100));
     await stream.close();
+    // every byte pushed went out (the last partial chunk before the CloseStream)
+    expect(conn.audioBytes).toBe(8 * (800 + 400 + 1100));
     expect(conn.controls).toEqual(['CloseStream']);
     expect(conn.sent.at(-1)).toMatchObject({ type: 'Metadata' });
     await sleep(20);
@@ -87,6 +88,29 @@ describe('deepgram live transcription client', () => {
     expect(seen.at(-1)).toEqual({ type: 'final', text: 'yes please', speechFinal: true });
     expect(fake.connections[0]!.controls).toEqual(['Finalize']);
     await stream.close();
+  });
+
+  it('sends audio in 40 ms messages (two carrier frames), what is left before a Finalize or after 40 ms without more; sendChunkMs 0 sends each push', async () => {
+    const stream = await client().open({ format: MULAW_8K });
+    const frame = () => new Uint8Array(160).fill(0xff); // 20 ms of μ-law silence
+    for (let i = 0; i < 5; i++) stream.push(frame());
+    const conn = fake.connections[0]!;
+    await until('two messages', () => conn.audioMessages.length === 2);
+    expect(conn.audioMessages).toEqual([320, 320]); // the fifth frame waits for a sixth
+    stream.finalize();
+    await until('the Finalize', () => conn.controls.includes('Finalize'));
+    expect(conn.audioMessages).toEqual([320, 320, 160]); // sent before the Finalize
+    stream.push(frame());
+    await sleep(120); // no more audio: the partial chunk goes out on its own
+    expect(conn.audioMessages).toEqual([320, 320, 160, 160]);
+    await stream.close();
+
+    const each = await client({ sendChunkMs: 0 }).open({ format: MULAW_8K });
+    for (let i = 0; i < 3; i++) each.push(frame());
+    const conn2 = fake.connections[1]!;
+    await until('three messages', () => conn2.audioMessages.length === 3);
+    expect(conn2.audioMessages).toEqual([160, 160, 160]);
+    await each.close();
   });
 
   it('sends KeepAlive while no audio flows, so an idle stream outlives the server\'s idle timeout', async () => {
@@ -171,8 +195,13 @@ describe('deepgram live transcription client', () => {
     fake.dropAll('terminate');
     await until('the second connection', () => fake.connections.length === 2 && fake.connections[1]!.audioBytes > 0);
     await sleep(50);
-    // the 100 ms of silence after the final's end and the 200 ms pushed after it; not the finalized speech
-    expect(fake.connections[1]!.audioBytes).toBe(8 * 300);
+    // the silence after the final's end (~100 ms: the fake endpoints on whole messages) and the 200 ms pushed
+    // after it; not the finalized speech
+    const final = fake.connections[0]!.sent.find((m) => m.type === 'Results' && m.is_final)!;
+    const finalEndBytes = Math.round(((final.start as number) + (final.duration as number)) * 8000);
+    expect(finalEndBytes).toBeGreaterThanOrEqual(8 * 1100);
+    expect(finalEndBytes).toBeLessThanOrEqual(8 * 1140);
+    expect(fake.connections[1]!.audioBytes).toBe(8 * 1400 - finalEndBytes);
     } finally {
       await stream.close();
     }

@@ -2,7 +2,9 @@
  * The only code that speaks Deepgram's live transcription protocol (docs/providers.md, "Deepgram"):
  * `GET <base_url>/v1/listen?...` upgraded to a WebSocket with `Authorization: Token <api_key>`.
  *
- * - Client → server: binary audio frames in the stream's format (μ-law 8 kHz straight from the carrier),
+ * - Client → server: binary audio in the stream's format (μ-law 8 kHz straight from the carrier), in chunks of
+ *   at least `sendChunkMs` (40 ms: two carrier frames a message, half the sends of one per 20 ms frame; LiveKit
+ *   sends Deepgram 50 ms chunks), the rest going out before each Finalize and CloseStream,
  *   `{"type":"Finalize"}` when the caller stops speaking, `{"type":"KeepAlive"}` after `keepAliveMs` without
  *   audio (Deepgram closes an idle stream after 10 s), `{"type":"CloseStream"}` on close.
  * - Server → client: `Results` (`is_final`, `speech_final`, `from_finalize`), `SpeechStarted`, `UtteranceEnd`,
@@ -52,6 +54,11 @@ export interface DeepgramSttOptions {
   connectTimeoutMs?: number;
   /** How long `close` waits for the server's last results and close (ms). Default 2000. */
   closeTimeoutMs?: number;
+  /**
+   * Audio is sent once this much of it is buffered (ms of the stream's format), and whatever is buffered before a
+   * Finalize or a CloseStream; 0 sends each push as it comes. Default 40: two 20 ms carrier frames a message.
+   */
+  sendChunkMs?: number;
 }
 
 const ENCODINGS: Record<AudioFormat['encoding'], string> = { mulaw: 'mulaw', alaw: 'alaw', l16: 'linear16' };
@@ -113,6 +120,12 @@ class DeepgramSttStream implements SttStream {
   private ws: WebSocket | undefined;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** Pushed on an open connection, not sent yet: less than `chunkBytes`. */
+  private outgoing: Buffer[] = [];
+  private outgoingBytes = 0;
+  private readonly chunkBytes: number;
+  /** Sends a partial chunk `sendChunkMs` after its first byte came, should no more audio come (a stalled stream). */
+  private outgoingTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly maxPendingBytes: number;
   private readonly bytesPerSecond: number;
   /** Audio sent on the current connection after its last final result's end: what a lost connection may not have heard. */
@@ -143,6 +156,7 @@ class DeepgramSttStream implements SttStream {
     });
     this.bytesPerSecond = options.format.sampleRate * (options.format.encoding === 'l16' ? 2 : 1);
     this.maxPendingBytes = Math.ceil(((opts.maxBufferedMs ?? 5000) * this.bytesPerSecond) / 1000);
+    this.chunkBytes = Math.floor(((opts.sendChunkMs ?? 40) * this.bytesPerSecond) / 1000);
     this.events = new AsyncQueue<SttEvent>(() => void this.close());
   }
 
@@ -162,20 +176,45 @@ class DeepgramSttStream implements SttStream {
     // a copy: the caller may reuse its buffer, and this one may have to be sent again
     const copy = Buffer.from(audio);
     if (this.ws?.readyState === WebSocket.OPEN && !this.reconnecting) {
-      this.ws.send(copy);
-      this.lastSentAt = Date.now();
-      this.unconfirmed.push(copy);
-      this.unconfirmedBytes += copy.length;
-      while (this.unconfirmedBytes > this.maxPendingBytes && this.unconfirmed.length > 1) {
-        const dropped = this.unconfirmed.shift()!.length;
-        this.unconfirmedBytes -= dropped;
-        this.unconfirmedFrom += dropped;
+      this.outgoing.push(copy);
+      this.outgoingBytes += copy.length;
+      if (this.outgoingBytes >= this.chunkBytes) this.sendOutgoing();
+      else if (!this.outgoingTimer) {
+        this.outgoingTimer = setTimeout(() => {
+          this.outgoingTimer = undefined;
+          this.sendOutgoing();
+        }, this.opts.sendChunkMs ?? 40);
+        this.outgoingTimer.unref?.();
       }
       return;
     }
     this.pending.push(copy);
     this.pendingBytes += copy.length;
     this.trimPending();
+  }
+
+  /** Sends the buffered audio as one message (the connection is open). */
+  private sendOutgoing(): void {
+    this.clearOutgoingTimer();
+    if (this.outgoingBytes === 0 || this.ws?.readyState !== WebSocket.OPEN) return;
+    const chunk = this.outgoing.length === 1 ? this.outgoing[0]! : Buffer.concat(this.outgoing, this.outgoingBytes);
+    this.outgoing = [];
+    this.outgoingBytes = 0;
+    this.ws.send(chunk);
+    this.lastSentAt = Date.now();
+    this.unconfirmed.push(chunk);
+    this.unconfirmedBytes += chunk.length;
+    while (this.unconfirmedBytes > this.maxPendingBytes && this.unconfirmed.length > 1) {
+      const dropped = this.unconfirmed.shift()!.length;
+      this.unconfirmedBytes -= dropped;
+      this.unconfirmedFrom += dropped;
+    }
+  }
+
+  private clearOutgoingTimer(): void {
+    if (this.outgoingTimer === undefined) return;
+    clearTimeout(this.outgoingTimer);
+    this.outgoingTimer = undefined;
   }
 
   /** Keeps the newest `maxBufferedMs` of what waits for a connection. */
@@ -201,6 +240,7 @@ class DeepgramSttStream implements SttStream {
     if (this.closing || this.finalizedSinceAudio) return;
     this.finalizedSinceAudio = true;
     if (this.ws?.readyState === WebSocket.OPEN && !this.reconnecting) {
+      this.sendOutgoing(); // every word spoken goes before the Finalize
       this.sendJson({ type: 'Finalize' });
       this.finalizeUnanswered = true;
     } else this.finalizePending = true;
@@ -210,8 +250,12 @@ class DeepgramSttStream implements SttStream {
     if (this.closing) return this.closing;
     this.closing = (async () => {
       clearInterval(this.keepAliveTimer);
+      if (!this.reconnecting) this.sendOutgoing();
       this.pending = [];
       this.unconfirmed = [];
+      this.outgoing = [];
+      this.outgoingBytes = 0;
+      this.clearOutgoingTimer();
       const ws = this.ws;
       if (ws && ws.readyState === WebSocket.OPEN) {
         // CloseStream: the server sends its last results and Metadata, then closes.
@@ -337,9 +381,13 @@ class DeepgramSttStream implements SttStream {
 
   private async reconnect(why: string): Promise<void> {
     this.reconnecting = true;
-    // what the lost connection took without finalizing goes first, then what was pushed since (newest kept)
-    this.pending = [...this.unconfirmed, ...this.pending];
-    this.pendingBytes += this.unconfirmedBytes;
+    // what the lost connection took without finalizing goes first, then what was buffered for it and never
+    // sent, then what was pushed since (newest kept)
+    this.pending = [...this.unconfirmed, ...this.outgoing, ...this.pending];
+    this.pendingBytes += this.unconfirmedBytes + this.outgoingBytes;
+    this.outgoing = [];
+    this.outgoingBytes = 0;
+    this.clearOutgoingTimer();
     this.trimPending();
     this.unconfirmed = [];
     this.unconfirmedBytes = 0;
@@ -389,6 +437,9 @@ class DeepgramSttStream implements SttStream {
     this.closing = Promise.resolve();
     this.pending = [];
     this.unconfirmed = [];
+    this.outgoing = [];
+    this.outgoingBytes = 0;
+    this.clearOutgoingTimer();
     this.ws?.terminate();
     this.events.fail(err);
   }

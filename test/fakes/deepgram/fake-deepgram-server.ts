@@ -53,6 +53,8 @@ export interface FakeListenConnection {
   query: Record<string, string>;
   authorization: string | undefined;
   audioBytes: number;
+  /** Each binary (audio) message's size in bytes, in order. */
+  audioMessages: number[];
   /** Control messages received, in order (`Finalize`, `KeepAlive`, `CloseStream`, ...). */
   controls: string[];
   /** Every message the fake sent (parsed). */
@@ -163,7 +165,7 @@ export class FakeDeepgramServer {
   }
 
   private listen(ws: WebSocket, req: http.IncomingMessage, query: Record<string, string>, format: AudioFormat): void {
-    const conn: FakeListenConnection = { query, authorization: req.headers.authorization, audioBytes: 0, controls: [], sent: [], socket: ws };
+    const conn: FakeListenConnection = { query, authorization: req.headers.authorization, audioBytes: 0, audioMessages: [], controls: [], sent: [], socket: ws };
     this.connections.push(conn);
     const endpointing = query.endpointing === 'false' ? Infinity : Number(query.endpointing ?? 10);
     const utteranceEnd = query.utterance_end_ms ? Number(query.utterance_end_ms) : undefined;
@@ -210,6 +212,7 @@ export class FakeDeepgramServer {
         const audio = new Uint8Array(data as Buffer);
         touch();
         conn.audioBytes += audio.byteLength;
+        conn.audioMessages.push(audio.byteLength);
         const ms = (audio.byteLength / bytesPerSecond) * 1000;
         const startOfChunk = audioSeconds;
         audioSeconds += ms / 1000;
