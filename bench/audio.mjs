@@ -6,7 +6,11 @@
 //   per window when the batcher scores 1, 10 or 50 calls' windows in one inference, back to back and with
 //   20 ms idle between batches (as in a service: the model's weights are out of the cache by the next window);
 // - G.711 μ-law per 20 ms frame (160 bytes): our table decode/encode against per-sample arithmetic;
-// - resampling per 20 ms: our polyphase low-pass resamplers against linear interpolation (no filter).
+// - resampling per 20 ms: our polyphase low-pass resamplers against linear interpolation (no filter);
+// - an inbound media message (one per 20 ms per call) read into audio by the carrier's framing: ours (Twilio's and
+//   Telnyx's parse: the byte-scanning fast path, core/calls/media-json-framing.ts fastMediaAudio) against the full
+//   parse every message took before (UTF-8 text, JSON.parse, the payload checked and decoded from its string), CPU
+//   time per message (process.cpuUsage) over 20 ms frames of speech in each carrier's message shape.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -183,6 +187,40 @@ const resampling = {
   '22050→8000': resamplePerFrame(22050, 8000, at22),
 };
 
+// --- inbound media messages ------------------------------------------------------------------------------
+const { readJsonMessage, mediaAudio, nonEmptyString } = await dist('core/calls/media-json-framing.js');
+const { twilioMediaFraming } = await dist('providers/twilio/twilio-media.js');
+const { telnyxMediaFraming } = await dist('providers/telnyx/telnyx-media.js');
+const MESSAGES = 200_000;
+/** The full parse of a JSON framing's media message (what each framing did for every message before the fast path). */
+function fullParse(data) {
+  const read = readJsonMessage(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
+  if ('ignored' in read || nonEmptyString(read.message.event) !== 'media') throw new Error('not a media message');
+  return mediaAudio(read.message.media, (payload) => Buffer.from(payload, 'base64'));
+}
+/** CPU ns per message of `parse` over `list`, median of rounds (process.cpuUsage: load-robust). */
+function cpuPerMessage(parse, list) {
+  const rounds = [];
+  for (let r = 0; r < ROUNDS + 1; r++) {
+    const t = process.cpuUsage();
+    for (let i = 0; i < MESSAGES; i++) sink += parse(list[i % list.length], false).payload.length;
+    const c = process.cpuUsage(t);
+    if (r > 0) rounds.push(((c.user + c.system) * 1000) / MESSAGES);
+  }
+  return median(rounds);
+}
+const b64 = (f) => Buffer.from(f).toString('base64');
+const shapes = {
+  twilio: { framing: twilioMediaFraming, message: (f, i) => `{"event":"media","sequenceNumber":"${i + 3}","media":{"track":"inbound","chunk":"${i + 1}","timestamp":"${i * 20}","payload":"${b64(f)}"},"streamSid":"MZ18ad3ab5a668481ce02b83e7395059f0"}` },
+  telnyx: { framing: telnyxMediaFraming, message: (f, i) => `{"event":"media","sequence_number":"${i + 4}","media":{"track":"inbound","chunk":"${i + 1}","timestamp":"${i * 20}","payload":"${b64(f)}"},"stream_id":"32de0dea-53cb-4b21-89a4-9e1f1ab1a3c4"}` },
+};
+const mediaMessages = {};
+for (const [id, { framing, message }] of Object.entries(shapes)) {
+  const list = frames.map((f, i) => Buffer.from(message(f, i), 'utf8'));
+  for (const m of list.slice(0, 50)) if (Buffer.compare(framing.parse(m, false).payload, fullParse(m).payload) !== 0) throw new Error(`${id}: the fast path and the full parse differ`);
+  mediaMessages[id] = { ours_cpu_ns: cpuPerMessage(framing.parse, list), full_parse_cpu_ns: cpuPerMessage(fullParse, list), bytes: list[0].length };
+}
+
 report({
   name: 'audio',
   vad: {
@@ -196,5 +234,6 @@ report({
   },
   g711: { decode_ns: g711.decode, decode_ref_ns: g711.decodeRef, encode_ns: g711.encode, encode_ref_ns: g711.encodeRef },
   resampling,
+  media_messages: mediaMessages,
   sink: sink % 7,
 });

@@ -59,9 +59,14 @@ export interface VoiceSessionEventMap {
 
 type Listener<T> = (payload: T) => void;
 
-/** A small typed event emitter. A listener that throws is isolated: the others still run. */
+/**
+ * A small typed event emitter. A listener that throws is isolated: the others still run. An emit calls the
+ * listeners registered when it began: a listener added or removed meanwhile takes effect from the next emit.
+ * Listener lists are copied on change (`on` and its unsubscribe), never in `emit`, which runs for every 20 ms
+ * frame of both legs (`caller_audio`, `agent_audio`).
+ */
 export class VoiceSessionEvents {
-  private readonly listeners = new Map<keyof VoiceSessionEventMap, Array<Listener<never>>>();
+  private readonly listeners = new Map<keyof VoiceSessionEventMap, ReadonlyArray<Listener<never>>>();
   private readonly onListenerError: (error: unknown, event: string) => void;
 
   constructor(onListenerError: (error: unknown, event: string) => void = () => undefined) {
@@ -69,19 +74,19 @@ export class VoiceSessionEvents {
   }
 
   on<K extends keyof VoiceSessionEventMap>(event: K, listener: Listener<VoiceSessionEventMap[K]>): () => void {
-    const list = this.listeners.get(event) ?? [];
-    list.push(listener as Listener<never>);
-    this.listeners.set(event, list);
+    this.listeners.set(event, [...(this.listeners.get(event) ?? []), listener as Listener<never>]);
     return () => {
+      const list = this.listeners.get(event) ?? [];
       const at = list.indexOf(listener as Listener<never>);
-      if (at >= 0) list.splice(at, 1);
+      if (at >= 0) this.listeners.set(event, [...list.slice(0, at), ...list.slice(at + 1)]);
     };
   }
 
   emit<K extends keyof VoiceSessionEventMap>(event: K, payload: VoiceSessionEventMap[K]): void {
     const list = this.listeners.get(event);
     if (!list) return;
-    for (const listener of [...list]) {
+    // never changed once set: `on` and unsubscribing replace the list
+    for (const listener of list) {
       try {
         (listener as Listener<VoiceSessionEventMap[K]>)(payload);
       } catch (error) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { checkMediaFixture, loadMediaFixture } from '../../test/support/media-framing-fixtures.js';
+import { checkMediaFastPath, checkMediaFixture, loadMediaFixture } from '../../test/support/media-framing-fixtures.js';
 import { parsePlivoMediaMessage, plivoMediaFraming } from './plivo-media.js';
 
 const text = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
@@ -47,6 +47,10 @@ describe('parsePlivoMediaMessage (Plivo audio stream messages)', () => {
 describe('Plivo media framing, both ways', () => {
   it('parses what arrives and serializes what we send as recorded (fixtures/media/stream.json)', () => {
     checkMediaFixture(plivoMediaFraming, loadMediaFixture(new URL('./fixtures/media/stream.json', import.meta.url)));
+  });
+
+  it('reads its media messages through the fast path, and the same message it does not take through the full parse', () => {
+    checkMediaFastPath(plivoMediaFraming, loadMediaFixture(new URL('./fixtures/media/stream.json', import.meta.url)));
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { checkMediaFixture, loadMediaFixture } from '../../test/support/media-framing-fixtures.js';
+import { checkMediaFastPath, checkMediaFixture, loadMediaFixture } from '../../test/support/media-framing-fixtures.js';
 import { parseSimulatorMediaMessage, simulatorMediaFraming } from './simulator-media.js';
 
 const text = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
@@ -19,6 +19,10 @@ describe('parseSimulatorMediaMessage', () => {
 describe('Simulator media framing, both ways', () => {
   it('parses what arrives and serializes what we send as recorded (fixtures/media/stream.json)', () => {
     checkMediaFixture(simulatorMediaFraming, loadMediaFixture(new URL('./fixtures/media/stream.json', import.meta.url)));
+  });
+
+  it('reads its media messages through the fast path, and the same message it does not take through the full parse', () => {
+    checkMediaFastPath(simulatorMediaFraming, loadMediaFixture(new URL('./fixtures/media/stream.json', import.meta.url)));
   });
 });
 

@@ -1,11 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
-import { checkMediaFixture, loadMediaFixture } from '../../test/support/media-framing-fixtures.js';
+import { checkMediaFastPath, checkMediaFixture, loadMediaFixture } from '../../test/support/media-framing-fixtures.js';
 import { telnyxMediaFraming } from './telnyx-media.js';
 import { telnyxManifest } from './telnyx.manifest.js';
 
 describe('Telnyx media framing, both ways', () => {
   it('parses what the carrier sends and serializes what we send as recorded (fixtures/media/stream.json)', () => {
     checkMediaFixture(telnyxMediaFraming, loadMediaFixture(new URL('./fixtures/media/stream.json', import.meta.url)));
+  });
+
+  it('reads its media messages through the fast path, and the same message it does not take through the full parse', () => {
+    checkMediaFastPath(telnyxMediaFraming, loadMediaFixture(new URL('./fixtures/media/stream.json', import.meta.url)));
   });
 
   it('declares what it does: PCMU both ways, native marks and clear, hang-up through Call Control; the token on the URL', () => {

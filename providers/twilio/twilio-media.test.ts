@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { checkMediaFixture, loadMediaFixture } from '../../test/support/media-framing-fixtures.js';
+import { checkMediaFastPath, checkMediaFixture, loadMediaFixture } from '../../test/support/media-framing-fixtures.js';
 import { parseTwilioMediaMessage, twilioMediaFraming } from './twilio-media.js';
 import { twilioManifest } from './twilio.manifest.js';
 
@@ -49,6 +49,10 @@ describe('parseTwilioMediaMessage (Twilio Media Streams messages)', () => {
 describe('Twilio media framing, both ways', () => {
   it('parses what Twilio sends and serializes what we send as recorded (fixtures/media/stream.json)', () => {
     checkMediaFixture(twilioMediaFraming, loadMediaFixture(new URL('./fixtures/media/stream.json', import.meta.url)));
+  });
+
+  it('reads its media messages through the fast path, and the same message it does not take through the full parse', () => {
+    checkMediaFastPath(twilioMediaFraming, loadMediaFixture(new URL('./fixtures/media/stream.json', import.meta.url)));
   });
 
   it('declares what it does: μ-law 8 kHz both ways, native marks and clear, hang-up by closing; the token in start', () => {

@@ -6,9 +6,12 @@
  * it) and `clear`, each naming the `streamSid`. Pure; never throws. The media token travels as the `<Stream>`'s
  * `<Parameter name="token">` (Twilio refuses query strings on stream URLs) and arrives in `start.customParameters`.
  */
-import { dtmfDigit, jsonFrame, jsonObject as obj, mediaAudio, mediaFormatOf, nonEmptyString as str, readJsonMessage, startTracks, unknownEvent } from '../../core/calls/media-json-framing.js';
+import { dtmfDigit, fastMediaAudio, jsonFrame, jsonObject as obj, mediaAudio, mediaFormatOf, nonEmptyString as str, readJsonMessage, startTracks, unknownEvent } from '../../core/calls/media-json-framing.js';
 import type { MediaFraming, MediaMessage, MediaStart, MediaStreamIds, OutboundMedia, WireFrame } from '../../core/calls/media-session.js';
 import { twilioMedia } from './twilio.manifest.js';
+
+/** A decoded payload's bytes: from Node's shared pool, as `Buffer.from(payload, 'base64')` gives them. */
+const allocPayload = (length: number): Uint8Array => Buffer.allocUnsafe(length);
 
 /** Base64 of `bytes` without copying them first (a view of their own buffer). */
 const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
@@ -24,6 +27,9 @@ function parameters(v: unknown): Record<string, string> {
 /** One Twilio Media Streams WebSocket message as a `MediaMessage`. */
 export function parseTwilioMediaMessage(data: Uint8Array, isBinary: boolean): MediaMessage {
   if (isBinary) return { kind: 'ignored', reason: 'binary frame (Twilio sends JSON text)' };
+  // one per 20 ms per call: the media message's fast path, the full parse for everything else
+  const fast = fastMediaAudio(data, allocPayload);
+  if (fast) return fast;
   const read = readJsonMessage(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
   if ('ignored' in read) return read.ignored;
   const m = read.message;

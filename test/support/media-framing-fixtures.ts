@@ -5,7 +5,7 @@
  * (`payload_base64`), text frames as JSON (`json`) or raw text (`text`), binary frames as base64 (`binary`).
  */
 import { readFileSync } from 'node:fs';
-import { expect } from '@jest/globals';
+import { expect, jest } from '@jest/globals';
 import type { MediaFraming, MediaMessage, MediaStreamIds, OutboundMedia, WireFrame } from '../../core/calls/media-session.js';
 
 type WireSpec = { json: unknown } | { text: string } | { binary: string };
@@ -56,5 +56,30 @@ export function checkMediaFixture(framing: MediaFraming, fixture: MediaFramingFi
   }
   for (const c of fixture.outbound) {
     expect({ send: c.send, frames: framing.serialize(outbound(c.send), c.stream).map(frameSpec) }).toEqual({ send: c.send, frames: c.expected });
+  }
+}
+
+/**
+ * Asserts that `framing` reads each of the fixture's `media` messages (event `media`) through the fast path (no `JSON.parse`,
+ * docs/voice.md "Audio path") to what the fixture expects, and that the same message the fast path does not take
+ * (its `event` key written with an escape, which the full parse reads as `event`) goes through the full parse
+ * to the same message.
+ */
+export function checkMediaFastPath(framing: MediaFraming, fixture: MediaFramingFixture): void {
+  const media = fixture.inbound.filter((c) => 'json' in c.wire && (c.wire.json as { event?: unknown }).event === 'media' && c.expected.kind === 'audio');
+  expect(media.length).toBeGreaterThan(0);
+  const parse = jest.spyOn(JSON, 'parse');
+  try {
+    for (const c of media) {
+      const text = JSON.stringify((c.wire as { json: unknown }).json);
+      parse.mockClear();
+      expect({ text, parsed: comparable(framing.parse(Buffer.from(text, 'utf8'), false)), parses: parse.mock.calls.length }).toEqual({ text, parsed: c.expected, parses: 0 });
+      const escaped = text.replace('"event"', '"\\u0065vent"');
+      expect(escaped).not.toBe(text);
+      parse.mockClear();
+      expect({ escaped, parsed: comparable(framing.parse(Buffer.from(escaped, 'utf8'), false)), parses: parse.mock.calls.length }).toEqual({ escaped, parsed: c.expected, parses: 1 });
+    }
+  } finally {
+    parse.mockRestore();
   }
 }
