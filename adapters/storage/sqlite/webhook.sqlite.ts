@@ -82,7 +82,9 @@ export class SqliteWebhookRepository implements WebhookRepository {
            secret = COALESCE(@secret, secret), updated_at = @now
          WHERE organization_id = @org AND id = @id RETURNING *`),
       deleteEndpoint: db.prepare<[number, number]>('DELETE FROM webhook_endpoints WHERE organization_id = ? AND id = ?'),
-      deleteDeliveries: db.prepare<[number, number]>('DELETE FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ?'),
+      // in two parts, each through its index (finished: the endpoint index; pending: the due index), see listDeliveries
+      deleteDone: db.prepare<[number, number]>("DELETE FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ? AND status <> 'pending'"),
+      deletePending: db.prepare<[number, number]>("DELETE FROM webhook_deliveries INDEXED BY webhook_deliveries_due WHERE organization_id = ? AND endpoint_id = ? AND status = 'pending'"),
       // one statement per delivery: the id is chosen first (from the block this connection reserved from the
       // table's AUTOINCREMENT sequence, inside the IMMEDIATE write transaction, so no other writer can take it) so
       // the body that carries it is written with the row; only a repeated (endpoint, event_key) is skipped, any
@@ -112,9 +114,20 @@ export class SqliteWebhookRepository implements WebhookRepository {
         `UPDATE webhook_deliveries SET status = ?, attempts = ?, last_status_code = ?, last_error = ?,
            next_attempt_at = ?, lease_until = NULL, lease_token = NULL, updated_at = ?
          WHERE id = ? AND lease_token = ?`),
-      page: db.prepare<[number, number, number, number], WebhookDeliveryRow>(
-        'SELECT * FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
-      count: db.prepare<[number, number], { n: number }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ?'),
+      // an endpoint's log is its finished deliveries (the endpoint index, partial: an insert does not write it) and its
+      // pending ones (the due index, which carries organization and endpoint; named, since without statistics the
+      // planner would rather walk the table in id order): the ids of both merged newest first, then the page's rows
+      // read by id (migration 13)
+      page: db.prepare<{ org: number; endpoint: number; limit: number; offset: number }, WebhookDeliveryRow>(
+        `SELECT d.* FROM (
+           SELECT id FROM webhook_deliveries WHERE organization_id = @org AND endpoint_id = @endpoint AND status <> 'pending'
+           UNION ALL
+           SELECT id FROM webhook_deliveries INDEXED BY webhook_deliveries_due WHERE organization_id = @org AND endpoint_id = @endpoint AND status = 'pending'
+           ORDER BY id DESC LIMIT @limit OFFSET @offset
+         ) AS p JOIN webhook_deliveries AS d ON d.id = p.id ORDER BY d.id DESC`),
+      count: db.prepare<{ org: number; endpoint: number }, { n: number }>(
+        `SELECT (SELECT COUNT(*) FROM webhook_deliveries WHERE organization_id = @org AND endpoint_id = @endpoint AND status <> 'pending')
+              + (SELECT COUNT(*) FROM webhook_deliveries INDEXED BY webhook_deliveries_due WHERE organization_id = @org AND endpoint_id = @endpoint AND status = 'pending') AS n`),
       getDelivery: db.prepare<[number, number, number], WebhookDeliveryRow>('SELECT * FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ? AND id = ?'),
       retry: db.prepare<{ now: number; org: number; endpoint: number; id: number }, WebhookDeliveryRow>(
         `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = @now, lease_until = NULL, lease_token = NULL, updated_at = @now
@@ -157,7 +170,10 @@ export class SqliteWebhookRepository implements WebhookRepository {
       ).changes > 0)),
       deleteEndpoint: db.transaction((organizationId: number, id: number) => {
         const gone = this.q.deleteEndpoint.run(organizationId, id).changes > 0;
-        if (gone) this.q.deleteDeliveries.run(organizationId, id);
+        if (gone) {
+          this.q.deleteDone.run(organizationId, id);
+          this.q.deletePending.run(organizationId, id);
+        }
         return gone;
       }),
     };
@@ -239,8 +255,8 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   async listDeliveries(organizationId: number, endpointId: number, page: { page: number; limit: number }) {
-    const rows = this.q.page.all(organizationId, endpointId, page.limit, (page.page - 1) * page.limit);
-    return { deliveries: rows.map(webhookDeliveryFromRow), totalCount: this.q.count.get(organizationId, endpointId)!.n };
+    const rows = this.q.page.all({ org: organizationId, endpoint: endpointId, limit: page.limit, offset: (page.page - 1) * page.limit });
+    return { deliveries: rows.map(webhookDeliveryFromRow), totalCount: this.q.count.get({ org: organizationId, endpoint: endpointId })!.n };
   }
 
   async getDelivery(organizationId: number, endpointId: number, id: number): Promise<WebhookDelivery | null> {
