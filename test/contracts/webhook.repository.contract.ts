@@ -82,6 +82,36 @@ export function runWebhookRepositoryContract(label: string, make: () => Promise<
       expect(await h.repo.nextDueAt()).toEqual(t0);
     });
 
+    it('enqueues an event to the endpoints subscribed when it is stored, in the organization only, leased when the caller says so', async () => {
+      const a = await h.repo.createEndpoint(orgA, endpoint());
+      const c = await h.repo.createEndpoint(orgA, endpoint({ events: ['call.started', 'call.ended'] }));
+      await h.repo.createEndpoint(orgA, endpoint({ events: ['call.started'] }));
+      await h.repo.createEndpoint(orgB, endpoint());
+      const asked: number[] = [];
+      const r = await h.repo.enqueueEvent(orgA, { event: 'call.ended', now: t0, body, lease: (n) => { asked.push(n); return { leaseMs: 60_000 }; } });
+      expect(asked).toEqual([2]);
+      expect(r.leased).toBe(true);
+      expect(r.endpoints.map((e) => e.id)).toEqual([a.id, c.id]);
+      expect(r.deliveries.map((d) => d.endpointId)).toEqual([a.id, c.id]);
+      for (const d of r.deliveries) {
+        expect(d).toMatchObject({ organizationId: orgA, event: 'call.ended', status: 'pending', leaseUntil: later(60_000) });
+        expect(JSON.parse(d.body).id).toBe(d.id);
+        expect(await h.repo.getDelivery(orgA, d.endpointId, d.id)).toEqual(d);
+      }
+      // unleased (the caller has no room), and an endpoint changed just before is read as it is now
+      await h.repo.updateEndpoint(orgA, c.id, { events: ['call.started'], now: t0 });
+      const u = await h.repo.enqueueEvent(orgA, { event: 'call.ended', now: t0, body, lease: () => null });
+      expect(u.leased).toBe(false);
+      expect(u.deliveries).toEqual([expect.objectContaining({ endpointId: a.id, leaseUntil: null, leaseToken: null, nextAttemptAt: t0 })]);
+      // with a key, at most once per endpoint
+      const k1 = await h.repo.enqueueEvent(orgA, { event: 'call.ended', now: t0, body, eventKey: 'run:9:call.ended' });
+      expect(k1.deliveries).toHaveLength(1);
+      expect((await h.repo.enqueueEvent(orgA, { event: 'call.ended', now: t0, body, eventKey: 'run:9:call.ended' })).deliveries).toEqual([]);
+      // nobody subscribed: nothing stored, the lease is not asked
+      const none = await h.repo.enqueueEvent(orgB, { event: 'phone_number.sync_failed', now: t0, body, lease: () => { throw new Error('not asked'); } });
+      expect(none).toEqual({ endpoints: [], deliveries: [], leased: false });
+    });
+
     it('returns each enqueued delivery exactly as stored, leased or not, and skips one already stored under its event key', async () => {
       const a = await h.repo.createEndpoint(orgA, endpoint());
       const [plain] = await h.repo.enqueue(orgA, [{ endpointId: a.id, event: 'call.ended', now: t0, body }]);

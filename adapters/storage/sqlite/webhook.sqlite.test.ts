@@ -78,6 +78,28 @@ describe('SqliteWebhookRepository.subscribedEndpoints (one lookup per published 
     worker.close();
     api.close();
   });
+
+  it('enqueueEvent, which reads the endpoints inside its write transaction, sees what another connection committed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-sqlite-'));
+    dirs.push(dir);
+    const path = join(dir, 'callplane.db');
+    const worker = openMigratedSqlite(path);
+    const api = openMigratedSqlite(path);
+    const org = (await new SqliteIdentityRepository(api).createOrganizationWithUser({ organizationName: 'A', email: 'a@x.io', name: null, passwordHash: 'h', now: new Date() })).organization.id;
+    const repo = new SqliteWebhookRepository(worker);
+    const apiRepo = new SqliteWebhookRepository(api);
+    const event = () => repo.enqueueEvent(org, { event: 'call.ended', now: new Date(), body: (id) => `{"id":${id}}` });
+    const a = await apiRepo.createEndpoint(org, endpoint(['call.ended']));
+    expect((await event()).deliveries.map((d) => d.endpointId)).toEqual([a.id]);
+    const b = await apiRepo.createEndpoint(org, endpoint(['call.ended']));
+    expect((await event()).deliveries.map((d) => d.endpointId)).toEqual([a.id, b.id]);
+    await apiRepo.deleteEndpoint(org, a.id);
+    expect((await event()).endpoints.map((e) => e.id)).toEqual([b.id]);
+    await apiRepo.deleteEndpoint(org, b.id);
+    expect(await event()).toEqual({ endpoints: [], deliveries: [], leased: false });
+    worker.close();
+    api.close();
+  });
 });
 
 describe('SqliteWebhookRepository delivery ids (reserved per connection, one sequence write per block)', () => {
