@@ -258,8 +258,8 @@ describe('migration 13: the per-endpoint delivery index holds finished deliverie
     const start = frames();
     for (let i = 0; i < 20; i++) await one();
     // the table's leaf and the due index's leaf per commit (a page split now and then adds a few); with the full
-    // per-endpoint index it was three per commit
-    expect((frames() - start) / 20).toBeLessThan(2.5);
+    // per-endpoint index it was three per commit (3.35 here)
+    expect((frames() - start) / 20).toBeLessThan(2.8);
     db.close();
   });
 });
