@@ -4,6 +4,10 @@
 // delivered/s over the burst and p95 from publish to receipt. Reference: a bare loop POSTing the same bodies with the
 // same headers (names and sizes: user agent, a signature of the same shape, the delivery id) to the same receiver at
 // the same concurrency (keep-alive node:http, no storage, no signing), same run.
+// Fairness: both sides are warmed the same way before anything is measured (BENCH_WEBHOOK_WARMUP sends each, 1,000
+// by default): the bare loop first (its own agent, destroyed after), then ours (the same publish path, before the
+// campaign starts, every warm-up delivery received before the measured burst). Without it, ours ran on cold code
+// and the bare loop after it on node's HTTP client that ours had warmed.
 // The receiver runs on a worker thread; times are absolute (timeOrigin + now) so both threads agree.
 import 'reflect-metadata';
 import http from 'node:http';
@@ -15,6 +19,7 @@ const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 1000);
 const PER_ENDPOINT = 16;
 // 0 leaves the campaign out (to see the deliveries' own cost while iterating); the benchmark's figure runs it
 const CAMPAIGN_CALLS = Number(process.env.BENCH_WEBHOOK_CAMPAIGN_CALLS ?? 100);
+const WARMUP = Number(process.env.BENCH_WEBHOOK_WARMUP ?? 1000);
 const now = () => performance.timeOrigin + performance.now();
 
 function startReceiver() {
@@ -104,6 +109,23 @@ async function ours(receiver) {
   const auth = { token: signup.token };
   const org = signup.user.organization_id;
   await must(api.post('/organizations/webhooks', { url: receiver.url, events: ['call.ended'] }, auth), 'webhook');
+  const publisher = api.container.get(EventPublisher);
+  // warm-up, unmeasured: the same publish path as the burst, paced the same way, all received before going on
+  if (WARMUP > 0) {
+    const warm = new Set();
+    for (let i = 0; i < WARMUP; i++) {
+      warm.add(3_000_000 + i);
+      await publisher.publish({ type: 'call.ended', organizationId: org, run: fakeRun(org, 3_000_000 + i) });
+      await new Promise((r) => setImmediate(r));
+    }
+    const until = Date.now() + 60_000;
+    while (warm.size > 0 && Date.now() < until) {
+      for (const [runId] of await receiver.drain()) warm.delete(runId);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await api.container.get(WebhookDispatcher).idle();
+    if (warm.size > 0) throw new Error(`warm-up: ${warm.size} deliveries not received`);
+  }
   // the campaign that runs meanwhile: 100 calls, 20 at a time, each talking 1.5 s (its own call.ended go out too)
   let campaign = null;
   if (CAMPAIGN_CALLS > 0) {
@@ -117,7 +139,6 @@ async function ours(receiver) {
   }
   await new Promise((r) => setTimeout(r, 500));
 
-  const publisher = api.container.get(EventPublisher);
   const published = new Map();
   const publishMs = [];
   const cpu0 = mainThreadCpuMs();
@@ -153,7 +174,7 @@ async function ours(receiver) {
   };
 }
 
-async function bare(receiver, bodies) {
+async function bare(receiver, bodies, idBase = 2_000_000) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: PER_ENDPOINT });
   const u = new URL(receiver.url);
   // the headers ours sends, byte for byte in size: a signature of the same shape (computed once: the reference does
@@ -174,8 +195,8 @@ async function bare(receiver, bodies) {
   await Promise.all(Array.from({ length: PER_ENDPOINT }, async () => {
     while (next < bodies.length) {
       const i = next++;
-      sent.set(2_000_000 + i, now());
-      await post(bodies[i].replace('"run_id":1000000', `"run_id":${2_000_000 + i}`), i + 1);
+      sent.set(idBase + i, now());
+      await post(bodies[i].replace('"run_id":1000000', `"run_id":${idBase + i}`), i + 1);
     }
   }));
   const cpu = cpu0 === null ? null : mainThreadCpuMs() - cpu0;
@@ -188,10 +209,16 @@ async function bare(receiver, bodies) {
 }
 
 const receiver = await startReceiver();
-const o = await ours(receiver);
-await receiver.drain();
 const { deliveryBody, callEventData } = await dist('core/webhooks/webhook-events.js');
 const sample = deliveryBody(1, 'call.ended', new Date(), await callEventData({ view: async (run) => ({ run, transcriptUrl: null, recordingUrl: null, initialContext: run.initialContext, gatheredContext: run.gatheredContext }) }, fakeRun(1, 1_000_000)));
+// the bare loop's warm-up (ours warms inside `ours`, the same number of sends)
+if (WARMUP > 0) {
+  const w = await bare(receiver, Array.from({ length: WARMUP }, () => sample), 4_000_000);
+  if (w.received !== WARMUP) throw new Error(`bare warm-up: ${w.received} of ${WARMUP} received`);
+}
+await receiver.drain();
+const o = await ours(receiver);
+await receiver.drain();
 const b = await bare(receiver, Array.from({ length: EVENTS }, () => sample));
 receiver.close();
-report({ events: EVENTS, per_endpoint: PER_ENDPOINT, body_bytes: Buffer.byteLength(sample), ours: o, bare: b, ratio: o.per_second / b.per_second, target_ratio: 0.5, target_p95_ms: 1000, campaign_calls: CAMPAIGN_CALLS });
+report({ events: EVENTS, per_endpoint: PER_ENDPOINT, body_bytes: Buffer.byteLength(sample), ours: o, bare: b, ratio: o.per_second / b.per_second, target_ratio: 0.5, target_p95_ms: 1000, campaign_calls: CAMPAIGN_CALLS, warmup: WARMUP });

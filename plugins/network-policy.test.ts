@@ -280,6 +280,21 @@ describe('PinnedPoster (webhook deliveries)', () => {
   }
   const post = (p: PinnedPoster, url: string, timeoutMs = 10_000) => p.post(url, { headers: { 'content-type': 'application/json' }, body: '{"a":1}', timeoutMs });
 
+  it('sends the caller\'s headers once each, the URL\'s Host and the body\'s length, on a kept-alive connection', async () => {
+    const raw: string[][] = [];
+    const s = await serve((req, res) => { raw.push(req.rawHeaders); res.writeHead(200).end(); });
+    const p = new PinnedPoster({ ...open, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const headers = { 'content-type': 'application/json', 'callplane-delivery-id': '7', Host: 'evil.example', 'Content-Length': '1' };
+    for (let i = 0; i < 2; i++) expect(await p.post(`http://hooks.invalid:${s.port}/a?b=1`, { headers, body: '{"é":1}', timeoutMs: 10_000 })).toEqual({ status: 200 });
+    const pairs = (r: string[]) => r.reduce<string[]>((acc, v, i) => (i % 2 ? acc : [...acc, `${v.toLowerCase()}: ${r[i + 1]}`]), []);
+    expect(raw.map(pairs)).toEqual([0, 1].map(() => [
+      `host: hooks.invalid:${s.port}`, 'content-type: application/json', 'callplane-delivery-id: 7', 'content-length: 8', 'connection: keep-alive',
+    ]));
+    expect(s.sockets.opened).toBe(1);
+    expect(s.seen.map((x) => x.body)).toEqual(['{"é":1}', '{"é":1}']);
+    p.close();
+  });
+
   it('refuses a redirect and never follows it', async () => {
     const s = await serve((_req, res) => res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end());
     const p = new PinnedPoster({ ...open, label: 'Webhook endpoint' });

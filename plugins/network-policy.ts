@@ -609,6 +609,7 @@ export class PinnedPoster {
     const entry: CheckedTarget = {
       until: t + this.checkCacheMs, target, agentKey, secure, host, port: u.port || undefined, path: `${u.pathname}${u.search}`,
       servername: secure && !normalizeIp(host) ? host : undefined,
+      hostHeader: u.host,
     };
     this.checked.set(url, entry);
     return entry;
@@ -671,7 +672,14 @@ export class PinnedPoster {
     return new Promise<PinnedPostResult>((resolve, reject) => {
       // a string body goes out as it is: node writes it with the head in one piece, no Buffer copied first
       const body = init.body;
-      const headers = { ...init.headers, 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.length) };
+      // the headers as a flat list: node then writes them as given instead of setting each on the request one by one
+      // (setHeader, its lookups, the Host header worked out per request): ~13 us less per POST (docs/benchmarks.md
+      // section 8). Node still adds `Connection: keep-alive`; the Host header is the checked URL's.
+      const headers: string[] = ['Host', t.hostHeader];
+      for (const name in init.headers) {
+        if (name.toLowerCase() !== 'host' && name.toLowerCase() !== 'content-length') headers.push(name, init.headers[name]!);
+      }
+      headers.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
       const req = (t.secure ? https.request : http.request)({
         protocol: t.target.url.protocol, hostname: t.host, port: t.port, path: t.path, method: 'POST', headers,
         lookup: t.target.lookup, agent: this.agent(t.agentKey, t.secure),
@@ -763,4 +771,6 @@ interface CheckedTarget {
   port: string | undefined;
   path: string;
   servername: string | undefined;
+  /** The Host header: the URL's host (IPv6 in brackets, the port unless the scheme's default), as node would write it. */
+  hostHeader: string;
 }

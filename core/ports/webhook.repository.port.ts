@@ -28,6 +28,23 @@ export interface NewWebhookDelivery {
   eventKey?: string | null;
 }
 
+/** One event's deliveries, one per endpoint subscribed to it when they are stored (`enqueueEvent`). */
+export interface NewEventDeliveries {
+  event: WebhookEventType;
+  /** Builds a delivery's body once the store has chosen its id (the same for every endpoint but the id). */
+  body: (deliveryId: number) => string;
+  now: Date;
+  /** The event's key (PendingEvent.key): at most one delivery per (endpoint, key) is ever stored. */
+  eventKey?: string | null;
+  /**
+   * Asked once, with the number of subscribed endpoints (at least 1), before anything is stored: a lease to store
+   * the deliveries already claimed by the caller (as `enqueue`'s `lease`), or null to store them unclaimed.
+   */
+  lease?: (count: number) => { leaseMs: number } | null;
+  /** The event's marker, removed with the deliveries (as `enqueue`'s `marker`), also when no endpoint is subscribed. */
+  marker?: PendingMarker;
+}
+
 /** The marker an event's deliveries discharge (`enqueue`): which run or campaign, and the event's key. */
 export interface PendingMarker {
   kind: PendingFact['kind'];
@@ -86,6 +103,15 @@ export interface WebhookRepository {
    * failed enqueue leaves the marker.
    */
   enqueue(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }, marker?: PendingMarker): Promise<WebhookDelivery[]>;
+  /**
+   * `subscribedEndpoints` and `enqueue` in one: reads the endpoints of the organization subscribed to `event` and
+   * stores one delivery per endpoint, in the same write where the store can (SQLite: one transaction, the endpoints
+   * read under its write lock; MongoDB: the read, then the inserts). Returns the endpoints read (input order of the
+   * deliveries), the stored deliveries (as `enqueue`: a repeated key is left out) and whether they were leased.
+   * With no endpoint subscribed nothing is stored (`lease` is not asked) and the marker is still removed. A failed
+   * call stores nothing and leaves the marker. Idempotent with a key, like `enqueue`.
+   */
+  enqueueEvent(organizationId: number, input: NewEventDeliveries): Promise<{ endpoints: WebhookEndpoint[]; deliveries: WebhookDelivery[]; leased: boolean }>;
   /**
    * Claims up to `limit` pending deliveries due at `now` (`nextAttemptAt <= now`), oldest due first, skipping
    * `excludeEndpointIds`: each gets `leaseUntil = nextAttemptAt = now + leaseMs` (not due again until the lease

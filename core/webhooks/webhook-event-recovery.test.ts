@@ -135,6 +135,7 @@ describe('WebhookEventRecovery', () => {
     const spied = {
       subscribedEndpoints: webhooks.subscribedEndpoints.bind(webhooks),
       enqueue: (...a: Parameters<SqliteWebhookRepository['enqueue']>) => { writes.push(a[3] ? 'enqueue+marker' : 'enqueue'); return webhooks.enqueue(...a); },
+      enqueueEvent: (...a: Parameters<SqliteWebhookRepository['enqueueEvent']>) => { writes.push(a[1].marker ? 'enqueueEvent+marker' : 'enqueueEvent'); return webhooks.enqueueEvent(...a); },
       clearPendingEvent: (...a: Parameters<SqliteWebhookRepository['clearPendingEvent']>) => { writes.push('clear'); return webhooks.clearPendingEvent(...a); },
     };
     const apply = new ApplyCallStatus(runs, new CallOutcomeListeners(), clock, silentLogger, undefined, new WebhookEventPublisher(spied, links, clock, silentLogger, () => undefined));
@@ -142,5 +143,48 @@ describe('WebhookEventRecovery', () => {
     expect(writes).toEqual(['enqueue+marker']);
     expect(await webhooks.pendingEvents(10)).toEqual([]);
     expect((await deliveries()).map((d) => d.event)).toEqual(['call.ended']);
+  });
+
+  it('after an event that had subscribers, the next reads the endpoints inside its one write; without subscribers, a read alone', async () => {
+    const calls: string[] = [];
+    const views: number[] = [];
+    const spied = {
+      subscribedEndpoints: (...a: Parameters<SqliteWebhookRepository['subscribedEndpoints']>) => { calls.push('read'); return webhooks.subscribedEndpoints(...a); },
+      enqueue: (...a: Parameters<SqliteWebhookRepository['enqueue']>) => { calls.push('enqueue'); return webhooks.enqueue(...a); },
+      enqueueEvent: (...a: Parameters<SqliteWebhookRepository['enqueueEvent']>) => { calls.push('enqueueEvent'); return webhooks.enqueueEvent(...a); },
+      clearPendingEvent: (...a: Parameters<SqliteWebhookRepository['clearPendingEvent']>) => { calls.push('clear'); return webhooks.clearPendingEvent(...a); },
+    };
+    const counted = { view: async (run: Run) => { views.push(run.id); return links.view(run); } };
+    const p = new WebhookEventPublisher(spied, counted, clock, silentLogger, () => undefined);
+    const run = await newRun();
+    const ended = (id: number): OutboundEvent => ({ type: 'call.ended', organizationId: org, run: { ...run, id } });
+    await p.publish(ended(101));
+    await p.publish(ended(102));
+    expect(calls).toEqual(['read', 'enqueue', 'enqueueEvent']);
+    // an endpoint added meanwhile is read by that same write
+    const second = await webhooks.createEndpoint(org, { url: 'https://second.example.com/', events: ['call.ended'], description: null, secretCiphertext: 'c', secretsKeyId: 'k', now: T0 });
+    await p.publish(ended(103));
+    expect((await webhooks.listDeliveries(org, second.id, { page: 1, limit: 10 })).deliveries.map((d) => JSON.parse(d.body).data.run_id)).toEqual([103]);
+    // every endpoint gone: that write stores nothing; from then on the events of that type cost a read and no run view
+    await webhooks.deleteEndpoint(org, 1);
+    await webhooks.deleteEndpoint(org, second.id);
+    calls.length = 0;
+    views.length = 0;
+    await p.publish(ended(104));
+    await p.publish(ended(105));
+    await p.publish(ended(106));
+    expect(calls).toEqual(['enqueueEvent', 'read', 'read']);
+    expect(views).toEqual([104]);
+    expect(db.prepare('SELECT COUNT(*) FROM webhook_deliveries').pluck().get()).toBe(0);
+    // a marked event with no subscriber still has its marker cleared by that write
+    const third = await webhooks.createEndpoint(org, { url: 'https://third.example.com/', events: ['call.ended'], description: null, secretCiphertext: 'c', secretsKeyId: 'k', now: T0 });
+    await p.publish(ended(107));
+    await webhooks.deleteEndpoint(org, third.id);
+    await runs.applyStatus(org, run.id, { status: 'completed', at: T0, event: { key: `run:${run.id}:call.ended`, type: 'call.ended', at: T0 } });
+    expect((await webhooks.pendingEvents(10)).length).toBe(1);
+    calls.length = 0;
+    await p.publish({ type: 'call.ended', organizationId: org, run: { ...run, id: run.id }, pending: { key: `run:${run.id}:call.ended`, type: 'call.ended', at: T0 } });
+    expect(calls).toEqual(['enqueueEvent']);
+    expect(await webhooks.pendingEvents(10)).toEqual([]);
   });
 });

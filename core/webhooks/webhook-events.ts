@@ -81,12 +81,20 @@ const markedFact = (event: OutboundEvent): { kind: PendingFact['kind']; id: numb
  * fact) is enqueued under its key, at most once per endpoint, and its marker is cleared by the enqueue (on SQLite
  * the same transaction; where the store cannot, right after it: a crash in between leaves the marker for the sweep,
  * `WebhookEventRecovery`). Publishing never throws and never waits for a send.
+ *
+ * Where the organization had endpoints subscribed to the event type at its last event, the event's data is built
+ * first and the store reads the subscribed endpoints in the same write that stores the deliveries
+ * (`enqueueEvent`: on SQLite one transaction, no read of its own before it; docs/benchmarks.md section 8).
+ * Otherwise the endpoints are read first (`subscribedEndpoints`) so that an organization without webhooks costs
+ * one read and no run view, as before; that answer is the hint for the next event of that type.
  */
 export class WebhookEventPublisher implements EventPublisher {
   private readonly sink: DeliverySink;
+  /** Per organization and event type: whether endpoints were subscribed at its last event (bounded). */
+  private readonly subscribed = new Map<string, boolean>();
 
   constructor(
-    private readonly repo: Pick<WebhookRepository, 'subscribedEndpoints' | 'enqueue' | 'clearPendingEvent'>,
+    private readonly repo: Pick<WebhookRepository, 'subscribedEndpoints' | 'enqueue' | 'enqueueEvent' | 'clearPendingEvent'>,
     private readonly links: RunLinks,
     private readonly clock: Clock,
     private readonly log: Logger,
@@ -99,7 +107,25 @@ export class WebhookEventPublisher implements EventPublisher {
     try {
       const fact = event.pending ? markedFact(event) : null;
       const marker = fact ? { ...fact, key: event.pending!.key } : undefined;
+      const hint = `${event.organizationId}:${event.type}`;
+      if (this.subscribed.get(hint)) {
+        const now = this.clock.now();
+        const createdAt = (event.pending?.at ?? now).toISOString();
+        const dataJson = JSON.stringify(await eventData(this.links, event));
+        const take = this.sink.take ? this.sink.lease : undefined;
+        const r = await this.repo.enqueueEvent(event.organizationId, {
+          event: event.type, now, eventKey: event.pending?.key ?? null, marker,
+          body: (id: number) => deliveryBodyOf(id, event.type, createdAt, dataJson),
+          ...(take ? { lease: (count: number) => take.call(this.sink, count) } : {}),
+        });
+        this.note(hint, r.endpoints.length > 0);
+        if (r.endpoints.length === 0) return;
+        if (r.leased && this.sink.take) this.sink.take(r.deliveries, r.endpoints);
+        else this.sink.kick();
+        return;
+      }
       const endpoints = await this.repo.subscribedEndpoints(event.organizationId, event.type);
+      this.note(hint, endpoints.length > 0);
       if (endpoints.length > 0) {
         const now = this.clock.now();
         const createdAt = (event.pending?.at ?? now).toISOString();
@@ -118,5 +144,11 @@ export class WebhookEventPublisher implements EventPublisher {
     } catch (e) {
       this.log.error({ organization_id: event.organizationId, event: event.type, err: (e as Error)?.message }, 'webhook event could not be stored');
     }
+  }
+
+  private note(hint: string, subscribed: boolean): void {
+    if (this.subscribed.get(hint) === subscribed) return;
+    if (this.subscribed.size >= 10_000) this.subscribed.delete(this.subscribed.keys().next().value as string);
+    this.subscribed.set(hint, subscribed);
   }
 }

@@ -135,6 +135,27 @@ export function runWebhookEventOutboxContract(label: string, make: () => Promise
       expect((await h.webhooks.listDeliveries(org, a.id, { page: 1, limit: 10 })).totalCount).toBe(1);
     });
 
+    it('enqueueEvent clears the event marker with its deliveries, also when no endpoint is subscribed; a failed one stores nothing and leaves it', async () => {
+      const a = await endpoint();
+      const run = await newRun();
+      const ended: PendingEvent = { key: runEventKey(run.id, 'call.ended'), type: 'call.ended', at: at(2) };
+      await h.runs.applyStatus(org, run.id, { status: 'completed', at: at(2), disposition: 'completed', event: ended });
+      const marker = { kind: 'run' as const, id: run.id, key: ended.key };
+      await expect(h.webhooks.enqueueEvent(org, { event: 'call.ended', now: t0, eventKey: ended.key, marker, body: () => { throw new Error('no body'); } })).rejects.toThrow('no body');
+      expect((await h.webhooks.pendingEvents(10)).map((f) => f.event.key)).toEqual([ended.key]);
+      expect((await h.webhooks.listDeliveries(org, a.id, { page: 1, limit: 10 })).totalCount).toBe(0);
+      const r = await h.webhooks.enqueueEvent(org, { event: 'call.ended', now: t0, eventKey: ended.key, marker, body: (id) => `{"id":${id}}` });
+      expect(r.deliveries).toEqual([expect.objectContaining({ endpointId: a.id, body: `{"id":${r.deliveries[0]!.id}}` })]);
+      expect(await h.webhooks.pendingEvents(10)).toEqual([]);
+      // no subscriber for this event type: the marker goes all the same
+      const c = await newCampaign();
+      const done: PendingEvent = { key: campaignEventKey(c.id, 'campaign.started', at(9)), type: 'campaign.started', at: at(9), previousState: 'draft' };
+      await h.campaigns.transition(org, c.id, { from: ['draft'], to: 'running', now: at(9), event: done });
+      const none = await h.webhooks.enqueueEvent(org, { event: 'campaign.started', now: t0, eventKey: done.key, marker: { kind: 'campaign', id: c.id, key: done.key }, body: (id) => `{"id":${id}}` });
+      expect(none).toEqual({ endpoints: [], deliveries: [], leased: false });
+      expect(await h.webhooks.pendingEvents(10)).toEqual([]);
+    });
+
     it('stores deliveries already leased to their sender when asked: not claimable until the lease ends, recorded under it', async () => {
       const a = await endpoint();
       const [d] = await h.webhooks.enqueue(org, [{ endpointId: a.id, event: 'call.ended', now: t0, body: (id) => `{"id":${id}}` }], { leaseMs: 60_000 });

@@ -82,6 +82,36 @@ export function runWebhookRepositoryContract(label: string, make: () => Promise<
       expect(await h.repo.nextDueAt()).toEqual(t0);
     });
 
+    it('enqueues an event to the endpoints subscribed when it is stored, in the organization only, leased when the caller says so', async () => {
+      const a = await h.repo.createEndpoint(orgA, endpoint());
+      const c = await h.repo.createEndpoint(orgA, endpoint({ events: ['call.started', 'call.ended'] }));
+      await h.repo.createEndpoint(orgA, endpoint({ events: ['call.started'] }));
+      await h.repo.createEndpoint(orgB, endpoint());
+      const asked: number[] = [];
+      const r = await h.repo.enqueueEvent(orgA, { event: 'call.ended', now: t0, body, lease: (n) => { asked.push(n); return { leaseMs: 60_000 }; } });
+      expect(asked).toEqual([2]);
+      expect(r.leased).toBe(true);
+      expect(r.endpoints.map((e) => e.id)).toEqual([a.id, c.id]);
+      expect(r.deliveries.map((d) => d.endpointId)).toEqual([a.id, c.id]);
+      for (const d of r.deliveries) {
+        expect(d).toMatchObject({ organizationId: orgA, event: 'call.ended', status: 'pending', leaseUntil: later(60_000) });
+        expect(JSON.parse(d.body).id).toBe(d.id);
+        expect(await h.repo.getDelivery(orgA, d.endpointId, d.id)).toEqual(d);
+      }
+      // unleased (the caller has no room), and an endpoint changed just before is read as it is now
+      await h.repo.updateEndpoint(orgA, c.id, { events: ['call.started'], now: t0 });
+      const u = await h.repo.enqueueEvent(orgA, { event: 'call.ended', now: t0, body, lease: () => null });
+      expect(u.leased).toBe(false);
+      expect(u.deliveries).toEqual([expect.objectContaining({ endpointId: a.id, leaseUntil: null, leaseToken: null, nextAttemptAt: t0 })]);
+      // with a key, at most once per endpoint
+      const k1 = await h.repo.enqueueEvent(orgA, { event: 'call.ended', now: t0, body, eventKey: 'run:9:call.ended' });
+      expect(k1.deliveries).toHaveLength(1);
+      expect((await h.repo.enqueueEvent(orgA, { event: 'call.ended', now: t0, body, eventKey: 'run:9:call.ended' })).deliveries).toEqual([]);
+      // nobody subscribed: nothing stored, the lease is not asked
+      const none = await h.repo.enqueueEvent(orgB, { event: 'phone_number.sync_failed', now: t0, body, lease: () => { throw new Error('not asked'); } });
+      expect(none).toEqual({ endpoints: [], deliveries: [], leased: false });
+    });
+
     it('returns each enqueued delivery exactly as stored, leased or not, and skips one already stored under its event key', async () => {
       const a = await h.repo.createEndpoint(orgA, endpoint());
       const [plain] = await h.repo.enqueue(orgA, [{ endpointId: a.id, event: 'call.ended', now: t0, body }]);
@@ -145,6 +175,36 @@ export function runWebhookRepositoryContract(label: string, make: () => Promise<
       expect(await h.repo.listDeliveries(orgB, a.id, { page: 1, limit: 2 })).toEqual({ deliveries: [], totalCount: 0 });
       expect(await h.repo.getDelivery(orgA, b.id, ds[0]!.id)).toBeNull();
       expect(await h.repo.getDelivery(orgB, a.id, ds[0]!.id)).toBeNull();
+    });
+
+    it('pages pending, delivered, failed and retried deliveries together, newest first, with the total', async () => {
+      const a = await h.repo.createEndpoint(orgA, endpoint());
+      const b = await h.repo.createEndpoint(orgA, endpoint());
+      const ds = await h.repo.enqueue(orgA, [1, 2, 3, 4, 5].map(() => ({ endpointId: a.id, event: 'call.ended' as const, now: t0, body })));
+      await h.repo.enqueue(orgA, [{ endpointId: b.id, event: 'call.ended', now: t0, body }]);
+      const claimed = await h.repo.claimDue(t0, 1000, 6);
+      const result = (status: 'delivered' | 'failed' | 'pending') => ({
+        status, attempts: 1, lastStatusCode: status === 'delivered' ? 200 : 500, lastError: null, nextAttemptAt: status === 'pending' ? later(30_000) : null, now: t0,
+      });
+      // ds[0] delivered, ds[1] failed, ds[2] waiting for its retry, ds[3] leased (in flight), ds[4] retried by hand after delivery
+      const outcome: Record<number, 'delivered' | 'failed' | 'pending'> = { [ds[0]!.id]: 'delivered', [ds[1]!.id]: 'failed', [ds[2]!.id]: 'pending', [ds[4]!.id]: 'delivered' };
+      await h.repo.recordAttempts(claimed.filter((c) => outcome[c.id]).map((c) => ({ id: c.id, leaseToken: c.leaseToken!, result: result(outcome[c.id]!) })));
+      await h.repo.retryDelivery(orgA, a.id, ds[4]!.id, later(1));
+      const all = await h.repo.listDeliveries(orgA, a.id, { page: 1, limit: 10 });
+      expect(all.totalCount).toBe(5);
+      expect(all.deliveries.map((d) => [d.id, d.status])).toEqual([
+        [ds[4]!.id, 'pending'], [ds[3]!.id, 'pending'], [ds[2]!.id, 'pending'], [ds[1]!.id, 'failed'], [ds[0]!.id, 'delivered'],
+      ]);
+      const pages = [];
+      for (let page = 1; page <= 3; page++) pages.push((await h.repo.listDeliveries(orgA, a.id, { page, limit: 2 })).deliveries.map((d) => d.id));
+      expect(pages).toEqual([[ds[4]!.id, ds[3]!.id], [ds[2]!.id, ds[1]!.id], [ds[0]!.id]]);
+      expect(await h.repo.listDeliveries(orgA, a.id, { page: 4, limit: 2 })).toEqual({ deliveries: [], totalCount: 5 });
+      expect((await h.repo.listDeliveries(orgA, b.id, { page: 1, limit: 10 })).totalCount).toBe(1);
+      // deleting the endpoint takes finished and pending deliveries alike; the other endpoint's stay
+      expect(await h.repo.deleteEndpoint(orgA, a.id)).toBe(true);
+      expect(await h.repo.getDelivery(orgA, a.id, ds[0]!.id)).toBeNull();
+      expect(await h.repo.getDelivery(orgA, a.id, ds[2]!.id)).toBeNull();
+      expect((await h.repo.claimDue(later(10_000_000), 1000, 10)).map((d) => d.endpointId)).toEqual([b.id]);
     });
 
     it('retries a failed delivery: pending and due now, attempts kept; another organization gets null', async () => {

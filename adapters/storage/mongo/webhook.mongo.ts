@@ -3,7 +3,7 @@ import type { Db, Filter } from 'mongodb';
 import type { WebhookEventType } from '../../../core/ports/event-publisher.port.js';
 import type { PendingFact } from '../../../core/ports/event-publisher.port.js';
 import type {
-  NewWebhookDelivery, NewWebhookEndpoint, PendingMarker, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
+  NewEventDeliveries, NewWebhookDelivery, NewWebhookEndpoint, PendingMarker, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
 } from '../../../core/ports/webhook.repository.port.js';
 import type { WebhookDelivery, WebhookDeliveryEvent, WebhookDeliveryStatus, WebhookEndpoint } from '../../../core/webhooks/webhook.js';
 import { isDuplicateKey, nextId, reserveIds } from './mongo-database.js';
@@ -129,6 +129,16 @@ export class MongoWebhookRepository implements WebhookRepository {
     // leaves it, and publishing it again stores nothing new: deliveries are unique per endpoint and event key)
     if (marker) await clearPendingEventDocument(this.db, marker.kind, organizationId, marker.id, marker.key);
     return stored;
+  }
+
+  async enqueueEvent(organizationId: number, input: NewEventDeliveries): Promise<{ endpoints: WebhookEndpoint[]; deliveries: WebhookDelivery[]; leased: boolean }> {
+    // no multi-document transaction: the read, then `enqueue` (an endpoint written in between is seen by the next event)
+    const endpoints = await this.subscribedEndpoints(organizationId, input.event);
+    const lease = endpoints.length > 0 ? input.lease?.(endpoints.length) ?? undefined : undefined;
+    const deliveries = await this.enqueue(organizationId, endpoints.map((e) => ({
+      endpointId: e.id, event: input.event, body: input.body, now: input.now, eventKey: input.eventKey ?? null,
+    })), lease, input.marker);
+    return { endpoints, deliveries, leased: lease !== undefined };
   }
 
   private async insertDeliveries(organizationId: number, deliveries: NewWebhookDelivery[], lease?: { leaseMs: number }): Promise<WebhookDelivery[]> {

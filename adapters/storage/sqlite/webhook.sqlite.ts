@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { WebhookEventType } from '../../../core/ports/event-publisher.port.js';
 import type { PendingFact } from '../../../core/ports/event-publisher.port.js';
 import type {
-  NewWebhookDelivery, NewWebhookEndpoint, PendingMarker, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
+  NewEventDeliveries, NewWebhookDelivery, NewWebhookEndpoint, PendingMarker, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
 } from '../../../core/ports/webhook.repository.port.js';
 import type { WebhookDelivery, WebhookDeliveryEvent, WebhookDeliveryStatus, WebhookEndpoint } from '../../../core/webhooks/webhook.js';
 import { fromMs, fromMsOrNull, toMs, toMsOrNull, type SqliteDatabase } from './database.js';
@@ -82,7 +82,9 @@ export class SqliteWebhookRepository implements WebhookRepository {
            secret = COALESCE(@secret, secret), updated_at = @now
          WHERE organization_id = @org AND id = @id RETURNING *`),
       deleteEndpoint: db.prepare<[number, number]>('DELETE FROM webhook_endpoints WHERE organization_id = ? AND id = ?'),
-      deleteDeliveries: db.prepare<[number, number]>('DELETE FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ?'),
+      // in two parts, each through its index (finished: the endpoint index; pending: the due index), see listDeliveries
+      deleteDone: db.prepare<[number, number]>("DELETE FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ? AND status <> 'pending'"),
+      deletePending: db.prepare<[number, number]>("DELETE FROM webhook_deliveries INDEXED BY webhook_deliveries_due WHERE organization_id = ? AND endpoint_id = ? AND status = 'pending'"),
       // one statement per delivery: the id is chosen first (from the block this connection reserved from the
       // table's AUTOINCREMENT sequence, inside the IMMEDIATE write transaction, so no other writer can take it) so
       // the body that carries it is written with the row; only a repeated (endpoint, event_key) is skipped, any
@@ -112,9 +114,20 @@ export class SqliteWebhookRepository implements WebhookRepository {
         `UPDATE webhook_deliveries SET status = ?, attempts = ?, last_status_code = ?, last_error = ?,
            next_attempt_at = ?, lease_until = NULL, lease_token = NULL, updated_at = ?
          WHERE id = ? AND lease_token = ?`),
-      page: db.prepare<[number, number, number, number], WebhookDeliveryRow>(
-        'SELECT * FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
-      count: db.prepare<[number, number], { n: number }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ?'),
+      // an endpoint's log is its finished deliveries (the endpoint index, partial: an insert does not write it) and its
+      // pending ones (the due index, which carries organization and endpoint; named, since without statistics the
+      // planner would rather walk the table in id order): the ids of both merged newest first, then the page's rows
+      // read by id (migration 13)
+      page: db.prepare<{ org: number; endpoint: number; limit: number; offset: number }, WebhookDeliveryRow>(
+        `SELECT d.* FROM (
+           SELECT id FROM webhook_deliveries WHERE organization_id = @org AND endpoint_id = @endpoint AND status <> 'pending'
+           UNION ALL
+           SELECT id FROM webhook_deliveries INDEXED BY webhook_deliveries_due WHERE organization_id = @org AND endpoint_id = @endpoint AND status = 'pending'
+           ORDER BY id DESC LIMIT @limit OFFSET @offset
+         ) AS p JOIN webhook_deliveries AS d ON d.id = p.id ORDER BY d.id DESC`),
+      count: db.prepare<{ org: number; endpoint: number }, { n: number }>(
+        `SELECT (SELECT COUNT(*) FROM webhook_deliveries WHERE organization_id = @org AND endpoint_id = @endpoint AND status <> 'pending')
+              + (SELECT COUNT(*) FROM webhook_deliveries INDEXED BY webhook_deliveries_due WHERE organization_id = @org AND endpoint_id = @endpoint AND status = 'pending') AS n`),
       getDelivery: db.prepare<[number, number, number], WebhookDeliveryRow>('SELECT * FROM webhook_deliveries WHERE organization_id = ? AND endpoint_id = ? AND id = ?'),
       retry: db.prepare<{ now: number; org: number; endpoint: number; id: number }, WebhookDeliveryRow>(
         `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = @now, lease_until = NULL, lease_token = NULL, updated_at = @now
@@ -124,43 +137,67 @@ export class SqliteWebhookRepository implements WebhookRepository {
     // built once: better-sqlite3's db.transaction() makes a new wrapper per call, ~0.02 ms each, and an outbox insert
     // and a record are one transaction each per event (docs/benchmarks.md section 8)
     this.tx = {
-      enqueue: db.transaction((organizationId: number, deliveries: NewWebhookDelivery[], lease: { leaseMs: number } | undefined, token: string | null, marker: PendingMarker | undefined) => {
-        // a copy: the connection's block moves on only once this transaction committed (see `enqueue`)
-        const block = { ...(idBlocks.get(db) ?? { next: 1, end: 0 }) };
-        const stored: WebhookDelivery[] = [];
-        for (const d of deliveries) {
-          if (block.next > block.end) {
-            const want = Math.max(DELIVERY_ID_BLOCK, deliveries.length);
-            this.q.seedSequence.run();
-            block.end = this.q.reserveIds.get(want)!;
-            block.next = block.end - want + 1;
-          }
-          const id = block.next;
-          const now = toMs(d.now);
-          const until = lease ? now + lease.leaseMs : null;
-          const body = d.body(id);
-          const next = until ?? now;
-          const leaseToken = token ? `${token}.${id}` : null;
-          if (this.q.insertDelivery.run(id, organizationId, d.endpointId, d.event, body, d.eventKey ?? null, next, until, leaseToken, now, now).changes === 0) continue;
-          stored.push(webhookDeliveryFromRow({
-            id, organization_id: organizationId, endpoint_id: d.endpointId, event: d.event, body, status: 'pending', attempts: 0,
-            last_status_code: null, last_error: null, next_attempt_at: next, lease_until: until, lease_token: leaseToken, created_at: now, updated_at: now,
-          }));
-          block.next++;
+      enqueue: db.transaction((organizationId: number, deliveries: NewWebhookDelivery[], lease: { leaseMs: number } | undefined, token: string | null, marker: PendingMarker | undefined) =>
+        this.store(organizationId, deliveries, lease, token, marker)),
+      enqueueEvent: db.transaction((organizationId: number, input: NewEventDeliveries) => {
+        const endpoints = this.subscribedNow(organizationId, input.event);
+        if (endpoints.length === 0) {
+          if (input.marker) clearPendingEvent(this.db, input.marker.kind, organizationId, input.marker.id, input.marker.key);
+          return { endpoints, stored: [] as WebhookDelivery[], block: null, leased: false };
         }
-        // the event's marker goes with the same commit: one write per published event, not two
-        if (marker) clearPendingEvent(this.db, marker.kind, organizationId, marker.id, marker.key);
-        return { stored, block };
+        const lease = input.lease?.(endpoints.length) ?? undefined;
+        const deliveries = endpoints.map((e): NewWebhookDelivery => ({
+          endpointId: e.id, event: input.event, body: input.body, now: input.now, eventKey: input.eventKey ?? null,
+        }));
+        const { stored, block } = this.store(organizationId, deliveries, lease, lease ? randomUUID() : null, input.marker);
+        return { endpoints, stored, block, leased: lease !== undefined };
       }),
       record: db.transaction((records: readonly WebhookAttemptRecord[]) => records.map(({ id, leaseToken, result: r }) => this.q.record.run(
         r.status, r.attempts, r.lastStatusCode, r.lastError, toMsOrNull(r.nextAttemptAt), toMs(r.now), id, leaseToken,
       ).changes > 0)),
       deleteEndpoint: db.transaction((organizationId: number, id: number) => {
         const gone = this.q.deleteEndpoint.run(organizationId, id).changes > 0;
-        if (gone) this.q.deleteDeliveries.run(organizationId, id);
+        if (gone) {
+          this.q.deleteDone.run(organizationId, id);
+          this.q.deletePending.run(organizationId, id);
+        }
         return gone;
       }),
     };
+  }
+
+  /**
+   * Inserts the deliveries with ids from this connection's block (inside the caller's IMMEDIATE transaction) and
+   * clears the marker; returns the stored ones and the block as it stands after them (kept once committed).
+   */
+  private store(organizationId: number, deliveries: NewWebhookDelivery[], lease: { leaseMs: number } | undefined, token: string | null, marker: PendingMarker | undefined) {
+    const db = this.db;
+    // a copy: the connection's block moves on only once this transaction committed (see `enqueue`)
+    const block = { ...(idBlocks.get(db) ?? { next: 1, end: 0 }) };
+    const stored: WebhookDelivery[] = [];
+    for (const d of deliveries) {
+      if (block.next > block.end) {
+        const want = Math.max(DELIVERY_ID_BLOCK, deliveries.length);
+        this.q.seedSequence.run();
+        block.end = this.q.reserveIds.get(want)!;
+        block.next = block.end - want + 1;
+      }
+      const id = block.next;
+      const now = toMs(d.now);
+      const until = lease ? now + lease.leaseMs : null;
+      const body = d.body(id);
+      const next = until ?? now;
+      const leaseToken = token ? `${token}.${id}` : null;
+      if (this.q.insertDelivery.run(id, organizationId, d.endpointId, d.event, body, d.eventKey ?? null, next, until, leaseToken, now, now).changes === 0) continue;
+      stored.push(webhookDeliveryFromRow({
+        id, organization_id: organizationId, endpoint_id: d.endpointId, event: d.event, body, status: 'pending', attempts: 0,
+        last_status_code: null, last_error: null, next_attempt_at: next, lease_until: until, lease_token: leaseToken, created_at: now, updated_at: now,
+      }));
+      block.next++;
+    }
+    // the event's marker goes with the same commit: one write per published event, not two
+    if (marker) clearPendingEvent(this.db, marker.kind, organizationId, marker.id, marker.key);
+    return { stored, block };
   }
 
   async createEndpoint(organizationId: number, input: NewWebhookEndpoint): Promise<WebhookEndpoint> {
@@ -181,7 +218,13 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   async subscribedEndpoints(organizationId: number, event: WebhookEventType): Promise<WebhookEndpoint[]> {
-    // read the version first: a commit by another connection after it shows as a new version next time
+    return this.subscribedNow(organizationId, event);
+  }
+
+  /** `subscribedEndpoints`, synchronous: also called inside `enqueueEvent`'s transaction. */
+  private subscribedNow(organizationId: number, event: WebhookEventType): WebhookEndpoint[] {
+    // read the version first: a commit by another connection after it shows as a new version next time (inside a
+    // write transaction no other connection can commit meanwhile, and the read takes no lock of its own)
     const dataVersion = this.q.dataVersion.get()!;
     let kept = this.orgEndpoints.get(organizationId);
     if (!kept || kept.dataVersion !== dataVersion || kept.writes !== this.writes.n) {
@@ -222,6 +265,14 @@ export class SqliteWebhookRepository implements WebhookRepository {
     return stored;
   }
 
+  async enqueueEvent(organizationId: number, input: NewEventDeliveries): Promise<{ endpoints: WebhookEndpoint[]; deliveries: WebhookDelivery[]; leased: boolean }> {
+    // one IMMEDIATE transaction: the subscribed endpoints are read under the write lock (PRAGMA data_version then
+    // costs no read transaction of its own: docs/benchmarks.md section 8), the deliveries stored, the marker cleared
+    const r = this.tx.enqueueEvent.immediate(organizationId, input);
+    if (r.block) idBlocks.set(this.db, r.block);
+    return { endpoints: r.endpoints, deliveries: r.stored, leased: r.leased };
+  }
+
   async claimDue(now: Date, leaseMs: number, limit: number, excludeEndpointIds: readonly number[] = []): Promise<WebhookDelivery[]> {
     const at = toMs(now);
     return this.q.claim.all({ now: at, until: at + leaseMs, token: randomUUID(), limit, exclude: JSON.stringify(excludeEndpointIds) })
@@ -239,8 +290,8 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   async listDeliveries(organizationId: number, endpointId: number, page: { page: number; limit: number }) {
-    const rows = this.q.page.all(organizationId, endpointId, page.limit, (page.page - 1) * page.limit);
-    return { deliveries: rows.map(webhookDeliveryFromRow), totalCount: this.q.count.get(organizationId, endpointId)!.n };
+    const rows = this.q.page.all({ org: organizationId, endpoint: endpointId, limit: page.limit, offset: (page.page - 1) * page.limit });
+    return { deliveries: rows.map(webhookDeliveryFromRow), totalCount: this.q.count.get({ org: organizationId, endpoint: endpointId })!.n };
   }
 
   async getDelivery(organizationId: number, endpointId: number, id: number): Promise<WebhookDelivery | null> {

@@ -10,9 +10,10 @@ import { chatsMigration } from './009-chats.js';
 import { webhooksMigration } from './010-webhooks.js';
 import { webhookEventOutboxMigration } from './011-webhook-event-outbox.js';
 import { webhookDuePendingOnlyMigration } from './012-webhook-due-pending-only.js';
+import { webhookEndpointIndexDoneOnlyMigration } from './013-webhook-endpoint-index-done-only.js';
 import type { Migration } from './migration.js';
 
 export type { Migration };
 
 /** Every schema step in order. Append only; never edit a released migration. */
-export const migrations: readonly Migration[] = [identityMigration, workflowsRunsMigration, telephonyMigration, campaignsMigration, usageMigration, credentialsCheckMigration, aiServicesMigration, phoneNumberExtensionMigration, chatsMigration, webhooksMigration, webhookEventOutboxMigration, webhookDuePendingOnlyMigration];
+export const migrations: readonly Migration[] = [identityMigration, workflowsRunsMigration, telephonyMigration, campaignsMigration, usageMigration, credentialsCheckMigration, aiServicesMigration, phoneNumberExtensionMigration, chatsMigration, webhooksMigration, webhookEventOutboxMigration, webhookDuePendingOnlyMigration, webhookEndpointIndexDoneOnlyMigration];
