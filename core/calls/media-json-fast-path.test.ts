@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { base64SpanBytes, fastMediaAudio, isBase64Payload, mediaAudio, nonEmptyString, readJsonMessage } from './media-json-framing.js';
 import type { MediaMessage } from './media-session.js';
+import { prng as rng } from '../../test/support/prng.js';
 
 const enc = new TextEncoder();
 const bytes = (s: string): Uint8Array => enc.encode(s);
@@ -24,18 +25,6 @@ function agrees(data: Uint8Array): boolean {
   const text = Buffer.from(data).toString('latin1');
   expect({ text, parsed: comparable(fullParse(data)) }).toEqual({ text, parsed: comparable(fast) });
   return true;
-}
-
-/** A small seeded generator (mulberry32), so a failure repeats. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Every inbound text message of the JSON framings' recorded fixtures (providers/<id>/fixtures/media/stream.json). */

@@ -3,6 +3,7 @@ import { InMemoryCallRecorder } from '../../test/fakes/in-memory-call-recorder.j
 import { MemoryRecordingOutput } from '../../test/fakes/memory-recording-output.js';
 import { readWav } from './wav.js';
 import { CallRecorder } from './call-recorder.js';
+import { prng } from '../../test/support/prng.js';
 
 const frame = (value: number, n = 160): Int16Array => new Int16Array(n).fill(value);
 
@@ -36,18 +37,6 @@ function expectSameBytes(a: Uint8Array, b: Uint8Array): void {
   const n = Math.min(a.length, b.length);
   while (i < n && a[i] === b[i]) i++;
   expect({ length: a.length, firstDifference: i === n && a.length === b.length ? null : i }).toEqual({ length: b.length, firstDifference: null });
-}
-
-/** A deterministic PRNG (mulberry32): the same seed, the same call. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**

@@ -8,6 +8,7 @@ import { exampleWorkflowDefinition } from '../../core/workflows/example-definiti
 import {
   compareUsageOrder, cursorOf, matchesUsageFilter, reportedDurationSeconds, type UsageFilter, type UsageRecord, type UsageTotals,
 } from '../../core/usage/usage.js';
+import { prng } from '../support/prng.js';
 
 export interface UsageRepositoryHarness {
   usage: UsageRepository;
@@ -38,18 +39,6 @@ interface Seed {
 
 const T0 = Date.UTC(2026, 0, 1);
 const DAY = 86_400_000;
-
-/** A small deterministic PRNG (the data is the same on every adapter and every run). */
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DISPOSITIONS = ['completed', 'busy', 'voicemail', 'interested', 'no_answer'];
 
