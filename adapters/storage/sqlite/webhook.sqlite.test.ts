@@ -59,15 +59,19 @@ describe('SqliteWebhookRepository.subscribedEndpoints (one lookup per published 
     db.close();
   });
 
-  it('sees what another connection (another process) committed', async () => {
+  /** Two connections to one file database (the sender's process and the API's), an organization made through the second. */
+  const twoConnections = async () => {
     const dir = mkdtempSync(join(tmpdir(), 'webhook-sqlite-'));
     dirs.push(dir);
     const path = join(dir, 'callplane.db');
     const worker = openMigratedSqlite(path);
     const api = openMigratedSqlite(path);
     const org = (await new SqliteIdentityRepository(api).createOrganizationWithUser({ organizationName: 'A', email: 'a@x.io', name: null, passwordHash: 'h', now: new Date() })).organization.id;
-    const repo = new SqliteWebhookRepository(worker);
-    const apiRepo = new SqliteWebhookRepository(api);
+    return { worker, api, org, repo: new SqliteWebhookRepository(worker), apiRepo: new SqliteWebhookRepository(api) };
+  };
+
+  it('sees what another connection (another process) committed', async () => {
+    const { worker, api, org, repo, apiRepo } = await twoConnections();
     expect(await repo.subscribedEndpoints(org, 'call.ended')).toEqual([]);
     const a = await apiRepo.createEndpoint(org, endpoint(['call.ended']));
     expect((await repo.subscribedEndpoints(org, 'call.ended')).map((e) => e.id)).toEqual([a.id]);
@@ -80,14 +84,7 @@ describe('SqliteWebhookRepository.subscribedEndpoints (one lookup per published 
   });
 
   it('enqueueEvent, which reads the endpoints inside its write transaction, sees what another connection committed', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'webhook-sqlite-'));
-    dirs.push(dir);
-    const path = join(dir, 'callplane.db');
-    const worker = openMigratedSqlite(path);
-    const api = openMigratedSqlite(path);
-    const org = (await new SqliteIdentityRepository(api).createOrganizationWithUser({ organizationName: 'A', email: 'a@x.io', name: null, passwordHash: 'h', now: new Date() })).organization.id;
-    const repo = new SqliteWebhookRepository(worker);
-    const apiRepo = new SqliteWebhookRepository(api);
+    const { worker, api, org, repo, apiRepo } = await twoConnections();
     const event = () => repo.enqueueEvent(org, { event: 'call.ended', now: new Date(), body: (id) => `{"id":${id}}` });
     const a = await apiRepo.createEndpoint(org, endpoint(['call.ended']));
     expect((await event()).deliveries.map((d) => d.endpointId)).toEqual([a.id]);
