@@ -21,3 +21,16 @@ export function bytesPerMs(format: AudioFormat): number {
 }
 
 export const sameFormat = (a: AudioFormat, b: AudioFormat): boolean => a.encoding === b.encoding && a.sampleRate === b.sampleRate;
+
+/** `parts` one after the other in a new buffer (audio pieces that play back to back). */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

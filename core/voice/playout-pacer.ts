@@ -14,7 +14,7 @@
  * Pure: time and timers come from the `Timers` port.
  */
 import type { TimerHandle, Timers } from '../ports/timers.port.js';
-import { bytesPerMs } from './audio-format.js';
+import { bytesPerMs, concatBytes } from './audio-format.js';
 import { SESSION_FORMAT } from './carrier-audio.js';
 import { MULAW_SILENCE } from './g711.js';
 import { heardPrefix } from './sentence-chunker.js';
@@ -418,21 +418,13 @@ function joinFrames(frames: Uint8Array[]): Uint8Array {
   const first = frames[0]!;
   if (frames.length === 1) return first;
   let total = first.length;
-  let adjacent = true;
   for (let i = 1; i < frames.length; i++) {
     const f = frames[i]!;
     const prev = frames[i - 1]!;
-    if (f.buffer !== first.buffer || f.byteOffset !== prev.byteOffset + prev.length) adjacent = false;
+    if (f.buffer !== first.buffer || f.byteOffset !== prev.byteOffset + prev.length) return concatBytes(frames);
     total += f.length;
   }
-  if (adjacent) return new Uint8Array(first.buffer, first.byteOffset, total);
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const f of frames) {
-    out.set(f, at);
-    at += f.length;
-  }
-  return out;
+  return new Uint8Array(first.buffer, first.byteOffset, total);
 }
 
 function heardOf(segment: Segment, now: number): HeardSegment {

@@ -15,6 +15,7 @@ import { silentLogger, type Logger } from '../ports/logger.port.js';
 import type { CallerScript } from '../ports/simulated-callers.port.js';
 import type { TextToSpeech } from '../ports/text-to-speech.port.js';
 import type { TimerHandle, Timers } from '../ports/timers.port.js';
+import { concatBytes } from './audio-format.js';
 import { SESSION_FORMAT, toSessionAudio } from './carrier-audio.js';
 import { MULAW_SILENCE, MULAW_TO_PCM } from './g711.js';
 
@@ -209,12 +210,12 @@ export class SimulatedCaller {
     const whole = result.format.encoding === 'l16' ? 2 : 1;
     for await (const chunk of result.chunks) {
       // keep 16-bit samples whole across chunks
-      const joined = carry.length ? concat([carry, chunk]) : chunk;
+      const joined = carry.length ? concatBytes([carry, chunk]) : chunk;
       const usable = joined.length - (joined.length % whole);
       parts.push(convert.convert(joined.subarray(0, usable)));
       carry = joined.slice(usable);
     }
-    return concat(parts);
+    return concatBytes(parts);
   }
 
   private finish(end: SimulatedCallerEnd, hangUp: boolean): void {
@@ -228,14 +229,3 @@ export class SimulatedCaller {
   }
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
