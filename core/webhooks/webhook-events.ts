@@ -108,14 +108,19 @@ export class WebhookEventPublisher implements EventPublisher {
       const fact = event.pending ? markedFact(event) : null;
       const marker = fact ? { ...fact, key: event.pending!.key } : undefined;
       const hint = `${event.organizationId}:${event.type}`;
-      if (this.subscribed.get(hint)) {
-        const now = this.clock.now();
+      const eventKey = event.pending?.key ?? null;
+      // a delivery's body but for its id (the event's data is built once, for every endpoint)
+      const bodyAt = async (now: Date): Promise<(id: number) => string> => {
         const createdAt = (event.pending?.at ?? now).toISOString();
         const dataJson = JSON.stringify(await eventData(this.links, event));
+        return (id: number) => deliveryBodyOf(id, event.type, createdAt, dataJson);
+      };
+      if (this.subscribed.get(hint)) {
+        const now = this.clock.now();
+        const body = await bodyAt(now);
         const take = this.sink.take ? this.sink.lease : undefined;
         const r = await this.repo.enqueueEvent(event.organizationId, {
-          event: event.type, now, eventKey: event.pending?.key ?? null, marker,
-          body: (id: number) => deliveryBodyOf(id, event.type, createdAt, dataJson),
+          event: event.type, now, eventKey, marker, body,
           ...(take ? { lease: (count: number) => take.call(this.sink, count) } : {}),
         });
         this.note(hint, r.endpoints.length > 0);
@@ -128,12 +133,10 @@ export class WebhookEventPublisher implements EventPublisher {
       this.note(hint, endpoints.length > 0);
       if (endpoints.length > 0) {
         const now = this.clock.now();
-        const createdAt = (event.pending?.at ?? now).toISOString();
-        const dataJson = JSON.stringify(await eventData(this.links, event));
+        const body = await bodyAt(now);
         const lease = this.sink.take ? this.sink.lease?.(endpoints.length) ?? null : null;
         const stored = await this.repo.enqueue(event.organizationId, endpoints.map((e) => ({
-          endpointId: e.id, event: event.type, now, eventKey: event.pending?.key ?? null,
-          body: (id: number) => deliveryBodyOf(id, event.type, createdAt, dataJson),
+          endpointId: e.id, event: event.type, now, eventKey, body,
         // the marker is cleared by the same write (on SQLite one transaction: not a second write per event)
         })), lease ?? undefined, marker);
         if (lease && this.sink.take) this.sink.take(stored, endpoints);
