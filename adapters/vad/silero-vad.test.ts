@@ -48,6 +48,24 @@ describe('Silero VAD on the speech fixtures', () => {
     expect(longest('mm-hmm')).toBeGreaterThanOrEqual(300);
   });
 
+  it('dates the end of speech where the sound falls under the gate (8 ms blocks), not at the start of the first silent window', () => {
+    // "yes, I will attend" fades out to digital silence; the sound ends at the last 8 ms block of -50 dBFS or more
+    const { samples } = readAudioFixture('yes-i-will-attend');
+    let lastSound = 0;
+    for (let i = 0; i + 64 <= samples.length; i += 64) {
+      let sum = 0;
+      for (let k = i; k < i + 64; k++) sum += samples[k] * samples[k];
+      if (10 * Math.log10(sum / 64 / 32768 ** 2) >= -50) lastSound = ((i + 64) * 1000) / 8000;
+    }
+    const stops = (gateDbfs: number) => feed(new SileroVoiceActivityDetectorFactory({ maxWaitMs: 0, gateDbfs }).create({ sampleRate: 8000 }), samples).filter((e) => e.type === 'speech_stop');
+    const gated = stops(-50).at(-1)!.atMs;
+    expect(gated).toBe(lastSound);
+    // without a gate every block is sound: the end falls on a window boundary, after the sound
+    const ungated = stops(-Infinity).at(-1)!.atMs;
+    expect(ungated % 32).toBe(0);
+    expect(ungated).toBeGreaterThan(lastSound);
+  });
+
   for (const name of SPEECH_FIXTURES) {
     it(`${name}: speech starts and stops inside the utterance, at 8 kHz and at 16 kHz`, () => {
       const wav = readAudioFixture(name);

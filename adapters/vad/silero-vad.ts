@@ -50,7 +50,8 @@ export class SileroVoiceActivityDetector extends DeferredScoreVoiceActivityDetec
     options: VadOptions,
     private readonly gateDbfs = SILERO_GATE_DBFS,
   ) {
-    super(options);
+    // audio under the gate is not speech to Silero: where it begins inside a speech window, the speech ended
+    super(options, gateDbfs);
     const rate = this.options.sampleRate;
     this.context = new Float32Array(SILERO_CONTEXT_SAMPLES[rate]);
     this.rowLength = sileroInputLength(rate);

@@ -24,6 +24,25 @@ describe('EnergyVoiceActivityDetector (and the shared hysteresis)', () => {
     expect(d.speaking).toBe(false);
   });
 
+  it('dates the end of speech at the last loud 8 ms block of the last speech window and counts minSilenceMs from there, not from whole windows', () => {
+    // three loud windows, then a window loud only in its first 8 ms (still speech as a whole: -26 dBFS), then silence
+    const pcm = pattern('SSS' + '.'.repeat(20));
+    for (let i = 3 * W; i < 3 * W + 64; i++) pcm[i] = i % 2 ? 3277 : -3277;
+    const d = new EnergyVoiceActivityDetector({ sampleRate: 8000, minSpeechMs: 32, minSilenceMs: 300 });
+    // the speech ended at 3 * 32 + 8 = 104 ms: 300 ms of silence are heard once the window ending at 416 ms is in
+    // (13 windows), one window sooner than ten whole silent windows after the speech window (448 ms)
+    expect(d.push(pcm.subarray(0, 12 * W))).toEqual([{ type: 'speech_start', atMs: 0 }]);
+    expect(d.push(pcm.subarray(12 * W, 13 * W))).toEqual([{ type: 'speech_stop', atMs: 104 }]);
+  });
+
+  it('never counts less silence than minSilenceMs, and a window loud to its end starts the silence at its end', () => {
+    const d = new EnergyVoiceActivityDetector({ sampleRate: 8000, minSpeechMs: 32, minSilenceMs: 300 });
+    const pcm = pattern('SS' + '.'.repeat(20));
+    // 64 ms of speech, then 300 ms of silence from 64 ms: the window ending at 384 ms holds only 320 - 64 = 256 ms
+    expect(d.push(pcm.subarray(0, 11 * W))).toEqual([{ type: 'speech_start', atMs: 0 }]);
+    expect(d.push(pcm.subarray(11 * W, 12 * W))).toEqual([{ type: 'speech_stop', atMs: 64 }]);
+  });
+
   it('a short pause inside speech does not stop it', () => {
     const d = new EnergyVoiceActivityDetector({ sampleRate: 8000, minSpeechMs: 32, minSilenceMs: 300 });
     const events = d.push(pattern('SS........SS..........'));

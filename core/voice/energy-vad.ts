@@ -23,7 +23,7 @@ export class EnergyVoiceActivityDetector extends WindowedVoiceActivityDetector {
     private readonly speechDbfs = ENERGY_VAD_SPEECH_DBFS,
     private readonly maxFlatness = ENERGY_VAD_MAX_FLATNESS,
   ) {
-    super(options);
+    super(options, speechDbfs);
   }
 
   protected score(window: Int16Array): number {

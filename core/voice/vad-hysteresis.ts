@@ -6,8 +6,14 @@ import type { VadEvent, VadOptions, VoiceActivityDetector } from '../ports/voice
  * as a speech probability by the concrete detector, and hysteresis turns scores into events:
  * - speech starts once consecutive windows scoring ≥ `threshold` add up to `minSpeechMs`; `atMs` is the start
  *   of the first of them (the onset);
- * - speech stops once consecutive windows scoring below `threshold - 0.15` add up to `minSilenceMs`; `atMs` is
- *   the start of the first silent one (where the speech ended).
+ * - speech stops once `minSilenceMs` of the audio after its end is judged silent (consecutive windows scoring
+ *   below `threshold - 0.15`); `atMs` is where the speech ended. That end is found at 8 ms resolution: the end of
+ *   the last 8 ms block, in the last window still judged speech, loud enough for the detector to call it sound
+ *   (`soundDbfs`: Silero's gate, the energy detector's speech level). A 32 ms window scored as speech is often
+ *   sound for only its first part; counting the silence from the window's end instead held every stop back by
+ *   up to a window (16 ms on average) and, through the whole-window count (ceil(300 / 32) = 10 windows =
+ *   320 ms), by another 20 ms. The silence counted is never less than `minSilenceMs` and the end never moves
+ *   back by a window or more.
  * Times are stream time: samples pushed since the detector was created, in milliseconds. A window's score may
  * come after `push` returned (Silero scores windows in batches): the event then goes to `onEvent`.
  */
@@ -16,6 +22,8 @@ export const VAD_DEFAULTS = Object.freeze({ threshold: 0.5, minSpeechMs: 64, min
 /** How far below `threshold` a score must fall to count as silence once inside speech. */
 export const VAD_RELEASE_MARGIN = 0.15;
 export const VAD_WINDOW_MS = 32;
+/** The resolution of the end of speech inside a window. */
+export const VAD_BLOCK_MS = 8;
 
 export type ResolvedVadOptions = Required<Omit<VadOptions, 'onEvent'>> & { windowSamples: number };
 
@@ -47,6 +55,8 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
   private clock = 0;
   /** Start (in samples) of each accepted window still waiting for its score, oldest first. */
   private readonly waiting: number[] = [];
+  /** For each waiting window, where its sound ends (samples from its start; 0: no block loud enough). */
+  private readonly waitingSoundEnd: number[] = [];
   /** Events of the `push` under way (scores given synchronously). */
   private collecting: VadEvent[] | null = null;
   /** Events scored later with no listener: the next `push` returns them. */
@@ -56,17 +66,39 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
   private readonly verdict = { speech: false, endMs: 0 };
   private run = 0;
   private runStart = 0;
+  /** In speech: where the sound of the last window judged speech ended (stream samples). */
+  private speechSoundEnd = 0;
   private readonly speechWindows: number;
-  private readonly silenceWindows: number;
+  /** `minSilenceMs` in samples (at least one window). */
+  private readonly silenceSamples: number;
   private readonly release: number;
+  private readonly blockSamples: number;
+  /** Mean square (of int16 samples) at `soundDbfs`: a block at least this loud is sound. */
+  private readonly soundPower: number;
 
-  protected constructor(options: VadOptions) {
+  /** `soundDbfs`: the level (RMS dBFS) from which the concrete detector calls a stretch of audio sound. */
+  protected constructor(options: VadOptions, soundDbfs: number) {
     this.options = resolveVadOptions(options);
     this.onEvent = options.onEvent;
     this.window = new Int16Array(this.options.windowSamples);
     this.speechWindows = Math.max(1, Math.ceil(this.options.minSpeechMs / VAD_WINDOW_MS));
-    this.silenceWindows = Math.max(1, Math.ceil(this.options.minSilenceMs / VAD_WINDOW_MS));
+    this.silenceSamples = Math.max(this.options.windowSamples, Math.round((this.options.minSilenceMs * this.options.sampleRate) / 1000));
     this.release = Math.max(0.01, this.options.threshold - VAD_RELEASE_MARGIN);
+    this.blockSamples = (this.options.sampleRate / 1000) * VAD_BLOCK_MS;
+    const amplitude = 32768 * 10 ** (soundDbfs / 20);
+    this.soundPower = amplitude * amplitude;
+  }
+
+  /** Where the sound in the window ends: the end of its last block at least `soundDbfs` loud (0: none is). */
+  private soundEnd(window: Int16Array): number {
+    const block = this.blockSamples;
+    const limit = this.soundPower * block;
+    for (let end = window.length; end > 0; end -= block) {
+      let sum = 0;
+      for (let i = end - block; i < end; i++) sum += window[i] * window[i];
+      if (sum >= limit) return end;
+    }
+    return 0;
   }
 
   /**
@@ -110,6 +142,7 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
         if (this.filled < size) break;
         this.filled = 0;
         this.waiting.push(this.clock);
+        this.waitingSoundEnd.push(this.soundEnd(this.window));
         this.clock += size;
         this.acceptWindow(this.window);
       }
@@ -123,9 +156,10 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
   protected settle(p: number): void {
     const start = this.waiting.shift();
     if (start === undefined) return; // dropped by reset or close
+    const soundEnd = this.waitingSoundEnd.shift()!;
     this.verdict.speech = p >= this.options.threshold;
     this.verdict.endMs = ((start + this.window.length) * 1000) / this.options.sampleRate;
-    const event = this.step(p, start);
+    const event = this.step(p, start, soundEnd);
     if (!event) return;
     if (this.collecting) this.collecting.push(event);
     else if (this.onEvent) this.onEvent(event);
@@ -136,6 +170,7 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
     this.clock += this.filled; // the dropped partial window still happened
     this.filled = 0;
     this.waiting.length = 0;
+    this.waitingSoundEnd.length = 0;
     this.inSpeech = false;
     this.run = 0;
     this.resetModel();
@@ -145,10 +180,11 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
     if (this.closed) return;
     this.closed = true;
     this.waiting.length = 0;
+    this.waitingSoundEnd.length = 0;
     this.closeModel();
   }
 
-  private step(p: number, start: number): VadEvent | null {
+  private step(p: number, start: number, soundEnd: number): VadEvent | null {
     const atMs = (sample: number) => (sample * 1000) / this.options.sampleRate;
     if (!this.inSpeech) {
       if (p >= this.options.threshold) {
@@ -156,25 +192,35 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
         if (++this.run >= this.speechWindows) {
           this.inSpeech = true;
           this.run = 0;
+          this.speechSoundEnd = start + (soundEnd > 0 ? soundEnd : this.window.length);
           return { type: 'speech_start', atMs: atMs(this.runStart) };
         }
       } else this.run = 0;
       return null;
     }
     if (p < this.release) {
-      if (this.run === 0) this.runStart = start;
-      if (++this.run >= this.silenceWindows) {
+      // the silence began where the last window judged speech stopped sounding (never before that window)
+      if (this.run === 0) this.runStart = Math.min(start, this.speechSoundEnd);
+      this.run++;
+      if (start + this.window.length - this.runStart >= this.silenceSamples) {
         this.inSpeech = false;
         this.run = 0;
         return { type: 'speech_stop', atMs: atMs(this.runStart) };
       }
-    } else this.run = 0;
+    } else {
+      this.run = 0;
+      this.speechSoundEnd = start + (soundEnd > 0 ? soundEnd : this.window.length);
+    }
     return null;
   }
 }
 
 /** A detector that scores each window synchronously, as it is cut (the energy detector). */
 export abstract class WindowedVoiceActivityDetector extends DeferredScoreVoiceActivityDetector {
+  protected constructor(options: VadOptions, soundDbfs: number) {
+    super(options, soundDbfs);
+  }
+
   /** The speech probability (0..1) of one full window. Must not throw (score 0 when unsure). */
   protected abstract score(window: Int16Array): number;
 

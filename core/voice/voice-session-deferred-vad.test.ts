@@ -30,7 +30,7 @@ class LateEnergyDetector extends DeferredScoreVoiceActivityDetector {
     options: VadOptions,
     private readonly timeline: VirtualTimeline,
   ) {
-    super(options);
+    super(options, ENERGY_VAD_SPEECH_DBFS);
   }
   protected acceptWindow(window: Int16Array): void {
     this.levels.push(rmsDbfs(window));
