@@ -1,5 +1,6 @@
 import type { Logger } from '../ports/logger.port.js';
 import type { ObjectStore, StoredObject } from '../ports/object-store.port.js';
+import { concatBytes } from '../voice/audio-format.js';
 import { mulawWavHeader, wavPadding } from './media-wav.js';
 
 export interface MediaRecordingOptions {
@@ -149,7 +150,9 @@ export class MediaRecording {
 
   private async *chunks(): AsyncGenerator<Uint8Array> {
     for (;;) {
-      const next = this.queue.shift();
+      // behind the source, what waits goes out as one piece: one store write instead of one per chunk (a local
+      // store's writes each take a trip through libuv's thread pool, which gets little CPU when the machine is busy)
+      const next = this.queue.length > 1 ? concatBytes(this.queue.splice(0)) : this.queue.shift();
       if (next) {
         this.queuedBytes -= next.length;
         if (this.queuedBytes < this.options.highWaterBytes) this.releaseDrainWaiters();
