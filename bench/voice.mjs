@@ -75,7 +75,7 @@ const REPLY = 'Thank you. I have noted that you will come, and we look forward t
 // Worker: the fake providers and the callers.
 
 async function workerMain(port) {
-  const { TwilioMediaCaller } = await dist('test/fakes/twilio/twilio-media-caller.js');
+  const { TwilioMediaCaller, VOICE_LEVEL: CALLER_VOICE_LEVEL } = await dist('test/fakes/twilio/twilio-media-caller.js');
   const { FakeDeepgramServer } = await dist('test/fakes/deepgram/fake-deepgram-server.js');
   const { readWav } = await dist('core/voice/wav.js');
   const { mulawEncode } = await dist('core/voice/g711.js');
@@ -100,8 +100,12 @@ async function workerMain(port) {
     }
     return '';
   };
-  // its final comes STT_MS after Finalize, like the per-utterance fake's answer
-  const deepgram = await FakeDeepgramServer.start({ interimEveryMs: INTERIM_MS, finalDelayMs: STT_MS, transcribe: (audio) => recognize(audio) });
+  // its final comes STT_MS after Finalize or after its own endpointing (the `endpointing` ms of silence the client
+  // asks for, 300 like the VAD's hangover), like the per-utterance fake's answer. Its speech ends where the callers'
+  // level line (VOICE_LEVEL, the reference's end of speech) does: with its default line (mean level 500) it ended
+  // speech ~24 ms before the reference and its own endpointing final came that much early, which the reference
+  // (end of speech + hangover + STT_MS) did not see, so the streaming rows read ~24 ms low (until 2026-11-28).
+  const deepgram = await FakeDeepgramServer.start({ interimEveryMs: INTERIM_MS, finalDelayMs: STT_MS, energyThreshold: CALLER_VOICE_LEVEL, transcribe: (audio) => recognize(audio) });
   const server = createServer((req, res) => {
     const t0 = performance.now();
     const chunks = [];

@@ -7,7 +7,8 @@ import { MULAW_8K } from '../../core/voice/audio-format.js';
 import { speechProviderDeps } from '../../plugins/ai-speech-services.js';
 import { collectUntil, finalText, speak, speechToTextContract } from '../../test/contracts/speech-to-text.contract.js';
 import { FakeDeepgramServer } from '../../test/fakes/deepgram/fake-deepgram-server.js';
-import { frames, silenceAudio } from '../../test/fakes/scripted-speech.js';
+import { frames, silenceAudio, speechAudio } from '../../test/fakes/scripted-speech.js';
+import WebSocket from 'ws';
 import { DeepgramSpeechToText, type DeepgramSttOptions } from './deepgram-stt.client.js';
 
 const { checkConnect } = speechProviderDeps(true);
@@ -111,6 +112,20 @@ describe('deepgram live transcription client', () => {
     await until('three messages', () => conn2.audioMessages.length === 3);
     expect(conn2.audioMessages).toEqual([160, 160, 160]);
     await each.close();
+  });
+
+  it('the fake hears audio in 20 ms pieces: its endpointing counts the silence from inside a message, not from its end', async () => {
+    const url = `${fake.baseUrl.replace(/^http/, 'ws')}/v1/listen?encoding=mulaw&sample_rate=8000&endpointing=40`;
+    const ws = new WebSocket(url, { headers: { authorization: `Token ${fake.key}` } });
+    const got: Array<{ type: string; speech_final?: boolean }> = [];
+    ws.on('message', (m) => got.push(JSON.parse(String(m)) as { type: string; speech_final?: boolean }));
+    await new Promise((r) => ws.once('open', r));
+    // one 40 ms message: 20 ms of speech, then 20 ms of silence; then 20 ms more of silence: 40 ms of silence in all
+    ws.send(Buffer.concat([speechAudio(MULAW_8K, 20), silenceAudio(MULAW_8K, 20)]));
+    ws.send(silenceAudio(MULAW_8K, 20));
+    await sleep(50);
+    ws.close();
+    expect(got.filter((m) => m.type === 'Results' && m.speech_final)).toHaveLength(1);
   });
 
   it('sends KeepAlive while no audio flows, so an idle stream outlives the server\'s idle timeout', async () => {

@@ -207,40 +207,47 @@ export class FakeDeepgramServer {
     };
     touch();
 
+    const pieceBytes = bytesPerSecond / 50; // 20 ms
+    const hear = (audio: Uint8Array) => {
+      const ms = (audio.byteLength / bytesPerSecond) * 1000;
+      const startOfChunk = audioSeconds;
+      audioSeconds += ms / 1000;
+      if (meanAbsSample(audio, format) > (this.opts.energyThreshold ?? 500)) {
+        silenceMs = 0;
+        sinceFinalMs = undefined;
+        if (!speech) {
+          const text = this.opts.transcribe ? this.opts.transcribe(audio, format) : (this.script.shift() ?? this.opts.defaultText ?? 'hello from the fake caller');
+          speech = { text, start: startOfChunk, voicedMs: 0, interims: 0 };
+          if (query.vad_events === 'true') send({ type: 'SpeechStarted', channel: [0], timestamp: startOfChunk });
+        }
+        speech.voicedMs += ms;
+        const every = this.opts.interimEveryMs ?? 200;
+        if (interims && speech.voicedMs >= every * (speech.interims + 1)) {
+          speech.interims++;
+          const words = speech.text.split(/\s+/).filter(Boolean);
+          send(results(words.slice(0, Math.max(1, Math.min(words.length - 1, speech.interims))).join(' '), { isFinal: false, speechFinal: false, start: speech.start }));
+        }
+      } else if (speech) {
+        silenceMs += ms;
+        if (silenceMs >= endpointing) final({ speechFinal: true });
+      } else if (sinceFinalMs !== undefined && utteranceEnd !== undefined) {
+        sinceFinalMs += ms;
+        if (sinceFinalMs >= utteranceEnd) {
+          sinceFinalMs = undefined;
+          send({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: audioSeconds });
+        }
+      }
+    };
+
     ws.on('message', (data, isBinary) => {
       if (isBinary) {
-        const audio = new Uint8Array(data as Buffer);
+        const message = new Uint8Array(data as Buffer);
         touch();
-        conn.audioBytes += audio.byteLength;
-        conn.audioMessages.push(audio.byteLength);
-        const ms = (audio.byteLength / bytesPerSecond) * 1000;
-        const startOfChunk = audioSeconds;
-        audioSeconds += ms / 1000;
-        if (meanAbsSample(audio, format) > (this.opts.energyThreshold ?? 500)) {
-          silenceMs = 0;
-          sinceFinalMs = undefined;
-          if (!speech) {
-            const text = this.opts.transcribe ? this.opts.transcribe(audio, format) : (this.script.shift() ?? this.opts.defaultText ?? 'hello from the fake caller');
-            speech = { text, start: startOfChunk, voicedMs: 0, interims: 0 };
-            if (query.vad_events === 'true') send({ type: 'SpeechStarted', channel: [0], timestamp: startOfChunk });
-          }
-          speech.voicedMs += ms;
-          const every = this.opts.interimEveryMs ?? 200;
-          if (interims && speech.voicedMs >= every * (speech.interims + 1)) {
-            speech.interims++;
-            const words = speech.text.split(/\s+/).filter(Boolean);
-            send(results(words.slice(0, Math.max(1, Math.min(words.length - 1, speech.interims))).join(' '), { isFinal: false, speechFinal: false, start: speech.start }));
-          }
-        } else if (speech) {
-          silenceMs += ms;
-          if (silenceMs >= endpointing) final({ speechFinal: true });
-        } else if (sinceFinalMs !== undefined && utteranceEnd !== undefined) {
-          sinceFinalMs += ms;
-          if (sinceFinalMs >= utteranceEnd) {
-            sinceFinalMs = undefined;
-            send({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: audioSeconds });
-          }
-        }
+        conn.audioBytes += message.byteLength;
+        conn.audioMessages.push(message.byteLength);
+        // heard in 20 ms pieces, as a server that listens to the audio rather than to its messages: a message whose
+        // first half is speech and second half silence starts the silence count in its middle, not at its end
+        for (let at = 0; at < message.byteLength; at += pieceBytes) hear(message.subarray(at, at + pieceBytes));
         return;
       }
       let msg: { type?: unknown };

@@ -9,7 +9,8 @@ import WebSocket from 'ws';
 
 const FRAME = 160;
 const FRAME_MS = 20;
-const VOICE_LEVEL = 200;
+/** The mean absolute level (linear, of the decoded μ-law) from which a frame counts as voiced. */
+export const VOICE_LEVEL = 200;
 
 function mulawToLinear(byte: number): number {
   const u = ~byte & 0xff;
