@@ -35,6 +35,25 @@ describe('EnergyVoiceActivityDetector (and the shared hysteresis)', () => {
     expect(d.push(pcm.subarray(12 * W, 13 * W))).toEqual([{ type: 'speech_stop', atMs: 104 }]);
   });
 
+  it('stops inside a window, at the first push that completes minSilenceMs of silence, when what the window holds so far is silent', () => {
+    const pcm = pattern('SSS' + '.'.repeat(20));
+    for (let i = 3 * W; i < 3 * W + 64; i++) pcm[i] = i % 2 ? 3277 : -3277; // speech ends at 104 ms
+    const d = new EnergyVoiceActivityDetector({ sampleRate: 8000, minSpeechMs: 32, minSilenceMs: 290 });
+    // 20 ms frames: 290 ms of silence have passed at 394 ms; the frame ending at 400 ms brings that (16 ms into
+    // the window that ends at 416 ms, whose end came with the next frame)
+    const stopAt: number[] = [];
+    for (let at = 0; at < pcm.length; at += 160) if (d.push(pcm.subarray(at, at + 160)).some((e) => e.type === 'speech_stop')) stopAt.push((at + 160) / 8);
+    expect(stopAt).toEqual([400]);
+    // and nothing louder than the speech level in the part so far: a sound there keeps the speech going
+    const loud = pattern('SSS' + '.'.repeat(20));
+    for (let i = 3 * W; i < 3 * W + 64; i++) loud[i] = i % 2 ? 3277 : -3277;
+    for (let i = 12 * W; i < 12 * W + 64; i++) loud[i] = i % 2 ? 3277 : -3277; // 384-392 ms: a click
+    const d2 = new EnergyVoiceActivityDetector({ sampleRate: 8000, minSpeechMs: 32, minSilenceMs: 290 });
+    const stops2: number[] = [];
+    for (let at = 0; at < loud.length; at += 160) if (d2.push(loud.subarray(at, at + 160)).some((e) => e.type === 'speech_stop')) stops2.push((at + 160) / 8);
+    expect(stops2[0]).toBeGreaterThan(400);
+  });
+
   it('never counts less silence than minSilenceMs, and a window loud to its end starts the silence at its end', () => {
     const d = new EnergyVoiceActivityDetector({ sampleRate: 8000, minSpeechMs: 32, minSilenceMs: 300 });
     const pcm = pattern('SS' + '.'.repeat(20));

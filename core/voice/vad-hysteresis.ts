@@ -12,8 +12,9 @@ import type { VadEvent, VadOptions, VoiceActivityDetector } from '../ports/voice
  *   (`soundDbfs`: Silero's gate, the energy detector's speech level). A 32 ms window scored as speech is often
  *   sound for only its first part; counting the silence from the window's end instead held every stop back by
  *   up to a window (16 ms on average) and, through the whole-window count (ceil(300 / 32) = 10 windows =
- *   320 ms), by another 20 ms. The silence counted is never less than `minSilenceMs` and the end never moves
- *   back by a window or more.
+ *   320 ms), by another 20 ms. The stop does not wait for a window's end either: once every window is scored and
+ *   the part of the window being filled holds no sound, the push that completes `minSilenceMs` stops speech.
+ *   The silence counted is never less than `minSilenceMs` and the end never moves back by a window or more.
  * Times are stream time: samples pushed since the detector was created, in milliseconds. A window's score may
  * come after `push` returned (Silero scores windows in batches): the event then goes to `onEvent`.
  */
@@ -89,14 +90,18 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
     this.soundPower = amplitude * amplitude;
   }
 
-  /** Where the sound in the window ends: the end of its last block at least `soundDbfs` loud (0: none is). */
-  private soundEnd(window: Int16Array): number {
+  /**
+   * Where the sound in `pcm[0, length)` ends: the end of its last block at least `soundDbfs` loud (0: none is).
+   * Blocks are counted from the start; a partial last block is judged on its own length.
+   */
+  private soundEnd(pcm: Int16Array, length = pcm.length): number {
     const block = this.blockSamples;
-    const limit = this.soundPower * block;
-    for (let end = window.length; end > 0; end -= block) {
+    for (let end = length; end > 0; ) {
+      const from = end - (end % block || block);
       let sum = 0;
-      for (let i = end - block; i < end; i++) sum += window[i] * window[i];
-      if (sum >= limit) return end;
+      for (let i = from; i < end; i++) sum += pcm[i] * pcm[i];
+      if (sum >= this.soundPower * (end - from)) return end;
+      end = from;
     }
     return 0;
   }
@@ -139,7 +144,10 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
         this.window.set(pcm.subarray(offset, offset + take), this.filled);
         this.filled += take;
         offset += take;
-        if (this.filled < size) break;
+        if (this.filled < size) {
+          this.stopInsideWindow();
+          break;
+        }
         this.filled = 0;
         this.waiting.push(this.clock);
         this.waitingSoundEnd.push(this.soundEnd(this.window));
@@ -152,6 +160,27 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
     return events;
   }
 
+  /**
+   * The silence can be long enough before the window being filled is complete: with every window before it
+   * scored, speech in progress and its silence under way, speech stops as soon as `minSilenceMs` have passed
+   * since it ended and the part of the window filled so far holds no sound. A 32 ms window boundary is not the
+   * caller's: waiting for it held the stop back by up to a window.
+   */
+  private stopInsideWindow(): void {
+    if (!this.inSpeech || this.run === 0 || this.waiting.length > 0) return;
+    if (this.clock + this.filled - this.runStart < this.silenceSamples) return;
+    if (this.soundEnd(this.window, this.filled) > 0) return;
+    this.inSpeech = false;
+    this.run = 0;
+    this.deliver({ type: 'speech_stop', atMs: (this.runStart * 1000) / this.options.sampleRate });
+  }
+
+  private deliver(event: VadEvent): void {
+    if (this.collecting) this.collecting.push(event);
+    else if (this.onEvent) this.onEvent(event);
+    else this.undelivered.push(event);
+  }
+
   /** The score (0..1) of the oldest window still waiting; steps the hysteresis and delivers its event. */
   protected settle(p: number): void {
     const start = this.waiting.shift();
@@ -160,10 +189,7 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
     this.verdict.speech = p >= this.options.threshold;
     this.verdict.endMs = ((start + this.window.length) * 1000) / this.options.sampleRate;
     const event = this.step(p, start, soundEnd);
-    if (!event) return;
-    if (this.collecting) this.collecting.push(event);
-    else if (this.onEvent) this.onEvent(event);
-    else this.undelivered.push(event);
+    if (event) this.deliver(event);
   }
 
   reset(): void {

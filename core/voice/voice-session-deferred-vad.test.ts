@@ -108,10 +108,11 @@ describe('VoiceSession with a detector that scores windows later than their audi
     expect(pick(late, 'speech_started').map((x) => x.e.atMs)).toEqual(pick(sync, 'speech_started').map((x) => x.e.atMs));
     expect(pick(late, 'speech_stopped').map((x) => x.e.endOfSpeechMs)).toEqual(pick(sync, 'speech_stopped').map((x) => x.e.endOfSpeechMs));
     expect(pick(sync, 'speech_started').length).toBeGreaterThanOrEqual(2);
-    // learned of later, by no more than the scoring delay plus a frame
+    // learned of no sooner, and later by no more than the scoring delay plus a frame (at the same frame when the
+    // windows before it were scored by then: the silence that completes the hangover needs no score of its own)
     const stopLag = pick(late, 'speech_stopped').map((x, i) => x.at - pick(sync, 'speech_stopped')[i].at);
     for (const lag of stopLag) {
-      expect(lag).toBeGreaterThan(0);
+      expect(lag).toBeGreaterThanOrEqual(0);
       expect(lag).toBeLessThanOrEqual(LATE_MS + 20);
     }
     // the same turns, and the barge-in still cuts the reply

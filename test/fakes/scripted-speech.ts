@@ -5,7 +5,8 @@
  * - `ScriptedSpeechToText`: hears "speech" when pushed audio carries energy (mean |sample| above a threshold),
  *   answers `speech_started`, an interim every `interimEveryMs` of speech (growing prefixes of the scripted
  *   text), and the utterance's `final` (speechFinal) `finalDelayMs` after `finalize()` (or after
- *   `endpointingMs` of silence when set). `injectUtterance(text)` bypasses audio for engine tests.
+ *   `endpointingMs` of silence when set); a `finalize()` with no speech heard is answered with an empty final,
+ *   as real recognizers answer. `injectUtterance(text)` bypasses audio for engine tests.
  * - `ScriptedTextToSpeech`: deterministic audio of a length proportional to the text (`msPerChar`), a tone
  *   burst per word or silence, after `firstAudioDelayMs`, in chunks of `chunkMs` paced by `realtimeFactor`,
  *   all on an injectable `sleep` (a `VirtualClock`'s makes it instant).
@@ -189,6 +190,14 @@ export class ScriptedSttStream implements SttStream {
   finalize(): void {
     if (this.closed) return;
     this.finalizeCalls++;
+    // a recognizer answers every finalize, with an empty final when it heard no words (Deepgram's from_finalize
+    // result, an upload's empty text): noise the VAD took for speech is judged then, not at maxDelayMs
+    if (!this.speech) {
+      void this.sleep(this.opts.finalDelayMs ?? 0).then(() => {
+        if (!this.closed) this.events.push({ type: 'final', text: '', speechFinal: true });
+      });
+      return;
+    }
     this.endUtterance();
   }
 
