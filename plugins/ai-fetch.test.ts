@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { AiFetch } from './ai-fetch.js';
+import { AiFetch, aiPolicyFetch } from './ai-fetch.js';
 import type { HostResolver } from './network-policy.js';
 
 const policy = { allowPrivateNetwork: true, field: 'base_url', label: 'AI service base_url' };
@@ -175,5 +175,15 @@ describe('AiFetch (the AI services\' policy fetch)', () => {
     const r2 = await again;
     await r2.body!.cancel();
     expect(stats.connections).toBe(2);
+  });
+
+  it('the language models\' and the speech clients\' fetches share one pool: a model request reuses the connection a transcription freed', async () => {
+    const { url, stats } = await serve((_req, res) => res.end('ok'));
+    const forModels = aiPolicyFetch(true);
+    const forSpeech = aiPolicyFetch(true);
+    expect(await (await forSpeech(`${url}/v1/audio/transcriptions`, { method: 'POST', body: 'x' })).text()).toBe('ok');
+    expect(await (await forModels(`${url}/v1/chat/completions`, { method: 'POST', body: 'y' })).text()).toBe('ok');
+    expect(stats.requests).toBe(2);
+    expect(stats.connections).toBe(1);
   });
 });

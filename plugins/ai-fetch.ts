@@ -60,12 +60,24 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 /** A kept connection the server had closed: the request never reached it. */
 const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
+/** The process's clients by policy: the language models' and the speech clients' requests share one pool. */
+const shared = new Map<boolean, AiFetch>();
+
 /**
- * The AI services' policy fetch (see the file comment). One instance per process: it owns the keep-alive pools.
+ * The AI services' policy fetch (see the file comment). Without `options`, every call with the same
+ * `allowPrivateNetwork` answers a fetch over the same client and so the same keep-alive pools: a turn's model
+ * request goes out on the connection its transcription just freed (the server's idle timeout, often 5 s, has
+ * closed the model's own connection from the turn before). With `options` (tests), a client of its own.
  */
-export function aiPolicyFetch(allowPrivateNetwork: boolean, options: AiFetchOptions = {}): typeof fetch {
-  const client = new AiFetch({ allowPrivateNetwork, field: 'base_url', label: 'AI service base_url', ...(options.resolve ? { resolve: options.resolve } : {}) }, options);
-  return ((input: string | URL | Request, init: RequestInit = {}) => client.fetch(input, init)) as typeof fetch;
+export function aiPolicyFetch(allowPrivateNetwork: boolean, options?: AiFetchOptions): typeof fetch {
+  const policy = { allowPrivateNetwork, field: 'base_url', label: 'AI service base_url', ...(options?.resolve ? { resolve: options.resolve } : {}) };
+  let client = options ? undefined : shared.get(allowPrivateNetwork);
+  if (!client) {
+    client = new AiFetch(policy, options);
+    if (!options) shared.set(allowPrivateNetwork, client);
+  }
+  const c = client;
+  return ((input: string | URL | Request, init: RequestInit = {}) => c.fetch(input, init)) as typeof fetch;
 }
 
 export class AiFetch {
