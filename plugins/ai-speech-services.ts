@@ -5,7 +5,7 @@ import type { SpeechServices } from '../core/ports/speech-factory.port.js';
 import type { SpeechToText } from '../core/ports/speech-to-text.port.js';
 import type { TextToSpeech } from '../core/ports/text-to-speech.port.js';
 import { kindsOf } from '../core/telephony/provider-manifest.js';
-import { aiPolicyFetch } from './ai-language-model-factory.js';
+import { aiPolicyFetch } from './ai-fetch.js';
 import { assertConnectable } from './network-policy.js';
 
 /**
