@@ -48,21 +48,30 @@ describe('ThreadedWebhookSender', () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  async function setup(answer: (n: number) => number, entry: URL = BUILT_ENTRY) {
-    const dir = mkdtempSync(join(tmpdir(), 'callplane-sender-thread-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const file = join(dir, 'callplane.db');
+  /** A sending "process" (its own connection, fallback and sender thread); `shared` joins another's file and receiver. */
+  async function setup(answer: (n: number) => number, entry: URL = BUILT_ENTRY, shared?: { file: string; org: number; receiver: Awaited<ReturnType<typeof startWebhookReceiver>> }) {
+    let file = shared?.file;
+    if (!file) {
+      const dir = mkdtempSync(join(tmpdir(), 'callplane-sender-thread-'));
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      file = join(dir, 'callplane.db');
+    }
     const db: SqliteDatabase = openMigratedSqlite(file);
     cleanups.push(() => { if (db.open) db.close(); });
-    const org = (await new SqliteIdentityRepository(db).createOrganizationWithUser({ organizationName: 'A', email: 'a@x.io', name: null, passwordHash: 'h', now: new Date() })).organization.id;
-    const receiver = await startWebhookReceiver((_r, n) => answer(n));
-    cleanups.push(() => receiver.close());
     const cipher = new AesGcmSecretCipher(KEY);
     const repo = new SqliteWebhookRepository(db);
-    await repo.createEndpoint(org, {
-      url: receiver.url, events: ['call.ended'], description: null, secretsKeyId: 'k1',
-      secretCiphertext: cipher.encrypt(SECRET, webhookSecretContext(org, 'k1')), now: new Date(),
-    });
+    let org = shared?.org;
+    let receiver = shared?.receiver;
+    if (!org || !receiver) {
+      org = (await new SqliteIdentityRepository(db).createOrganizationWithUser({ organizationName: 'A', email: 'a@x.io', name: null, passwordHash: 'h', now: new Date() })).organization.id;
+      const r = await startWebhookReceiver((_r, n) => answer(n));
+      receiver = r;
+      cleanups.push(() => r.close());
+      await repo.createEndpoint(org, {
+        url: receiver.url, events: ['call.ended'], description: null, secretsKeyId: 'k1',
+        secretCiphertext: cipher.encrypt(SECRET, webhookSecretContext(org, 'k1')), now: new Date(),
+      });
+    }
     // the fallback's own transport: counts what this thread sends itself
     const policy = new PolicyWebhookTransport({ allowPrivateNetwork: true });
     let sentHere = 0;
@@ -82,7 +91,7 @@ describe('ThreadedWebhookSender', () => {
     const publisher = new WebhookEventPublisher(repo, links as never, systemClock, silentLogger, sender);
     const rows = () => db.prepare<[], { id: number; status: string; attempts: number; last_status_code: number | null }>(
       'SELECT id, status, attempts, last_status_code FROM webhook_deliveries ORDER BY id').all();
-    return { db, org, receiver, sender, publisher, rows, defined, sentHere: () => sentHere };
+    return { file, db, repo, org, receiver, sender, publisher, rows, defined, sentHere: () => sentHere };
   }
 
   it('sends what this thread stores from the sender thread, signed, and records the results there', async () => {
@@ -119,6 +128,25 @@ describe('ThreadedWebhookSender', () => {
     expect(second!.body).toBe(first!.body);
     expect(t.rows().map((r) => [r.status, r.attempts, r.last_status_code])).toEqual([['delivered', 2, 200]]);
     expect(t.sentHere()).toBe(0);
+  });
+
+  it('two processes\' sender threads on one file claim what neither took under leases: each delivery is sent once', async () => {
+    const a = await setup(() => 200);
+    const b = await setup(() => 200, BUILT_ENTRY, { file: a.file, org: a.org, receiver: a.receiver });
+    expect([a.sender.threaded, b.sender.threaded]).toEqual([true, true]);
+    const [endpoint] = await a.repo.subscribedEndpoints(a.org, 'call.ended');
+    // stored unclaimed (as by an api process), then both drain at once
+    await a.repo.enqueue(a.org, Array.from({ length: 40 }, (_, i) => ({
+      endpointId: endpoint!.id, event: 'call.ended' as const, now: new Date(), eventKey: null, body: () => `{"n":${i}}`,
+    })));
+    await Promise.all([a.sender.drain(), b.sender.drain()]);
+    await waitFor(() => a.rows().every((r) => r.status === 'delivered'), 10_000);
+    await Promise.all([a.sender.idle(), b.sender.idle()]);
+    const ids = a.receiver.received.map((r) => r.headers['callplane-delivery-id']);
+    expect(ids).toHaveLength(40);
+    expect(new Set(ids).size).toBe(40);
+    expect(a.rows().map((r) => r.attempts)).toEqual(Array.from({ length: 40 }, () => 1));
+    expect(a.sentHere() + b.sentHere()).toBe(0);
   });
 
   it('sends in process when the thread cannot run (its entry not built)', async () => {
