@@ -43,7 +43,7 @@ export interface Settings {
     sweepIntervalMs: number;
     maxInFlight: number;
     maxInFlightPerEndpoint: number;
-    /** Send on a thread of its own where the store can be shared with one (SQLite file); default true. */
+    /** Sign and send on a thread of its own (docs/webhooks.md "How it runs"); default true. */
     senderThread?: boolean;
   };
   /**

@@ -1,8 +1,8 @@
 /**
  * The webhook sender thread (docs/webhooks.md "How it runs"), on the built thread entry (dist/, built by `npm test`
- * as for the process-level tests): deliveries stored on this thread are signed, sent and recorded by the sender
- * thread on its own SQLite connection, retried with the same id, and the in-process dispatcher sends when the thread
- * cannot run.
+ * as for the process-level tests): deliveries stored on this thread are signed and sent by the sender thread, their
+ * results recorded through the owner's store, retried with the same id, claimed once across two processes, and the
+ * in-process dispatcher sends when the thread cannot run.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -83,7 +83,7 @@ describe('ThreadedWebhookSender', () => {
     const fallback = new WebhookDispatcher(repo, here, cipher, null, systemClock, silentLogger, OPTIONS);
     const defined: string[] = [];
     const scheduler = { define: (name: string) => void defined.push(name), every: async () => undefined };
-    const sender = new ThreadedWebhookSender(fallback, scheduler, silentLogger, { file, secretKey: KEY, allowPrivateNetwork: true, options: OPTIONS }, entry);
+    const sender = new ThreadedWebhookSender(fallback, repo, scheduler, silentLogger, { secretKey: KEY, allowPrivateNetwork: true, options: OPTIONS }, entry);
     sender.defineJobs();
     await sender.start();
     cleanups.push(() => sender.stop());
@@ -94,7 +94,7 @@ describe('ThreadedWebhookSender', () => {
     return { file, db, repo, org, receiver, sender, publisher, rows, defined, sentHere: () => sentHere };
   }
 
-  it('sends what this thread stores from the sender thread, signed, and records the results there', async () => {
+  it('sends what this thread stores from the sender thread, signed, and records the results', async () => {
     const t = await setup(() => 200);
     expect(t.sender.threaded).toBe(true);
     expect(t.defined).toEqual([WEBHOOK_SWEEP_JOB]);

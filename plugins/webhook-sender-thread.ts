@@ -4,12 +4,10 @@ import { Worker } from 'node:worker_threads';
 import type { JobScheduler } from '../core/ports/job-scheduler.port.js';
 import type { LogFields, Logger } from '../core/ports/logger.port.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../core/webhooks/webhook.js';
-import { WEBHOOK_SWEEP_JOB, type WebhookDispatcher, type WebhookDispatcherOptions, type WebhookSender } from '../core/webhooks/webhook-dispatcher.js';
+import { WEBHOOK_SWEEP_JOB, type SenderStorage, type WebhookDispatcher, type WebhookDispatcherOptions, type WebhookSender } from '../core/webhooks/webhook-dispatcher.js';
 
 /** What the sender thread starts with (plugins/webhook-sender-thread.worker.ts). */
 export interface SenderThreadData {
-  /** The SQLite file (WAL) the thread opens a connection of its own to. */
-  file: string;
   secretKey: string;
   allowPrivateNetwork: boolean;
   options: WebhookDispatcherOptions;
@@ -18,13 +16,19 @@ export interface SenderThreadData {
 export type SenderThreadRequest =
   | { type: 'take'; deliveries: WebhookDelivery[]; endpoints: WebhookEndpoint[] }
   | { type: 'kick' }
-  | { type: 'drain' | 'idle' | 'cpu' | 'stop'; id: number };
+  | { type: 'drain' | 'idle' | 'cpu' | 'stop'; id: number }
+  | { type: 'stored'; id: number; value?: unknown; error?: string };
+
+/** The storage calls the thread's dispatcher makes, run here on the service's connection. */
+export type StorageMethod = keyof SenderStorage;
+const STORAGE_METHODS: readonly StorageMethod[] = ['claimDue', 'findEndpoints', 'recordAttempts'];
 
 export type SenderThreadReply =
   | { type: 'ready' }
   | { type: 'freed'; n: number }
   | { type: 'log'; level: 'debug' | 'info' | 'warn' | 'error'; fields: LogFields; msg: string }
-  | { type: 'done'; id: number; value: number | null };
+  | { type: 'done'; id: number; value: number | null }
+  | { type: 'storage'; id: number; method: StorageMethod; args: unknown[] };
 
 /** The thread's compiled entry, next to this file in dist/ (absent when running from the TypeScript sources). */
 export const SENDER_THREAD_ENTRY = new URL('./webhook-sender-thread.worker.js', import.meta.url);
@@ -33,12 +37,15 @@ export const SENDER_THREAD_ENTRY = new URL('./webhook-sender-thread.worker.js', 
 const STOP_WAIT_MS = 15_000;
 
 /**
- * The webhook sender on a thread of its own (docs/webhooks.md "How it runs"): the service's event loop only stores
+ * The webhook sender on a thread of its own (docs/webhooks.md "How it runs"): the service's event loop stores
  * deliveries (the outbox insert, committed before anything is sent) and hands the ones leased to this process to the
- * thread (one message), which signs, POSTs through the network policy and records the results on its own SQLite
- * connection. A slow or failing receiver, a TLS handshake, a burst of events: none of it runs on the loop the calls
- * run on. The sweep job stays here (the scheduler lives on this loop): it publishes the markers a crash left
- * (`recoverWith`) and asks the thread to drain.
+ * thread (one message); the thread runs the dispatcher: it signs, POSTs through the network policy, keeps the slots
+ * and the retry timer. A slow or failing receiver, a TLS handshake, the HTTP client's work: none of it runs on the
+ * loop the calls run on. Its storage calls (claims, the endpoints of claimed deliveries, the batched results) come
+ * back here as messages and run on this process's store: one writer, so no commit on either side ever waits for the
+ * other's (a second SQLite connection on the thread did: SQLite's busy wait sleeps 1 ms or more, and stalled the thread
+ * and the event loop alike, docs/benchmarks.md section 8). The sweep job stays here (the scheduler lives on this loop):
+ * it publishes the markers a crash left (`recoverWith`) and asks the thread to drain.
  *
  * Where the thread cannot run (its entry missing, it failed to start, or it died) the in-process `fallback`
  * dispatcher does the sending, as it does wherever the store cannot be shared with a thread. What a dead thread had
@@ -57,6 +64,7 @@ export class ThreadedWebhookSender implements WebhookSender {
 
   constructor(
     private readonly fallback: WebhookDispatcher,
+    private readonly storage: SenderStorage,
     private readonly scheduler: Pick<JobScheduler, 'define' | 'every'>,
     private readonly log: Logger,
     private readonly thread: SenderThreadData,
@@ -142,6 +150,18 @@ export class ThreadedWebhookSender implements WebhookSender {
     await this.fallback.stop();
   }
 
+  /** Runs one of the thread's storage calls on this process's store and answers it (never throws). */
+  private store(worker: Worker, m: { id: number; method: StorageMethod; args: unknown[] }): void {
+    const answer = (r: { value?: unknown; error?: string }): void => worker.postMessage({ type: 'stored', id: m.id, ...r } satisfies SenderThreadRequest);
+    try {
+      if (!STORAGE_METHODS.includes(m.method)) throw new Error(`not a sender storage call: ${String(m.method)}`);
+      const call = this.storage[m.method] as (...a: unknown[]) => Promise<unknown>;
+      call.apply(this.storage, m.args).then((value) => answer({ value }), (e: unknown) => answer({ error: String((e as Error)?.message ?? e) }));
+    } catch (e) {
+      answer({ error: String((e as Error)?.message ?? e) });
+    }
+  }
+
   private post(m: SenderThreadRequest): void {
     this.worker?.postMessage(m);
   }
@@ -179,6 +199,8 @@ export class ThreadedWebhookSender implements WebhookSender {
           this.held = Math.max(0, this.held - m.n);
         } else if (m.type === 'log') {
           this.log[m.level](m.fields, m.msg);
+        } else if (m.type === 'storage') {
+          this.store(worker, m);
         } else {
           const answer = this.requests.get(m.id);
           this.requests.delete(m.id);

@@ -1,24 +1,22 @@
 /**
  * The webhook sender thread's entry (started by `ThreadedWebhookSender`, plugins/webhook-sender-thread.ts): the same
  * `WebhookDispatcher` the service otherwise runs in process, built here from the same pieces as the composition root
- * builds it (the SQLite outbox on a connection of this thread's own, the policy transport, the secret cipher), but
- * without a scheduler: the owner's sweep job asks this thread to drain. It signs, POSTs and records results; its
- * owner only stores deliveries and hands over the ones leased to this process.
+ * builds it (the policy transport, the secret cipher), but without a scheduler (the owner's sweep job asks this thread
+ * to drain) and with its storage calls (claims, endpoints, results) run by the owner on the service's store.
  *
- * Messages in: take (deliveries leased to this process, with their endpoints), kick, and requests (drain, idle, cpu,
- * stop) answered with `done` and the request's id. Messages out: ready, freed (how many attempts ended since the last
- * one: the owner's room count), log (this thread's log lines, written by the owner's logger), done.
+ * Messages in: take (deliveries leased to this process, with their endpoints), kick, stored (a storage call's answer)
+ * and requests (drain, idle, cpu, stop) answered with `done` and the request's id. Messages out: ready, freed (how many
+ * attempts ended since the last one: the owner's room count), storage (a call for the owner's store), log (this
+ * thread's log lines, written by the owner's logger), done.
  */
 import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { AesGcmSecretCipher } from '../adapters/crypto/node-crypto.js';
-import { openSqlite } from '../adapters/storage/sqlite/database.js';
-import { SqliteWebhookRepository } from '../adapters/storage/sqlite/webhook.sqlite.js';
 import { systemClock } from '../core/ports/clock.port.js';
 import type { LogFields, Logger } from '../core/ports/logger.port.js';
 import type { WebhookTransport } from '../core/ports/webhook-transport.port.js';
-import { WebhookDispatcher } from '../core/webhooks/webhook-dispatcher.js';
-import type { SenderThreadData, SenderThreadRequest, SenderThreadReply } from './webhook-sender-thread.js';
+import { WebhookDispatcher, type SenderStorage } from '../core/webhooks/webhook-dispatcher.js';
+import type { SenderThreadData, SenderThreadRequest, SenderThreadReply, StorageMethod } from './webhook-sender-thread.js';
 import { PolicyWebhookTransport } from './webhook-transport.js';
 
 const port = parentPort!;
@@ -50,7 +48,20 @@ function threadCpuMs(): number | null {
   }
 }
 
-const db = openSqlite(data.file);
+/** The dispatcher's storage: each call a message to the owner, which runs it on the service's store. */
+const pendingCalls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+let nextCall = 1;
+const call = <T>(method: StorageMethod, args: unknown[]): Promise<T> => new Promise((resolve, reject) => {
+  const id = nextCall++;
+  pendingCalls.set(id, { resolve: resolve as (v: unknown) => void, reject });
+  send({ type: 'storage', id, method, args });
+});
+const storage: SenderStorage = {
+  claimDue: (...args) => call('claimDue', args),
+  findEndpoints: (...args) => call('findEndpoints', args),
+  recordAttempts: (...args) => call('recordAttempts', args),
+};
+
 const policy = new PolicyWebhookTransport({ allowPrivateNetwork: data.allowPrivateNetwork });
 // the owner counts what it handed over against the bound (its `lease`): told when attempts end, once per loop turn
 let freed = 0;
@@ -69,7 +80,7 @@ const transport: WebhookTransport = {
   }),
 };
 const dispatcher = new WebhookDispatcher(
-  new SqliteWebhookRepository(db), transport, new AesGcmSecretCipher(data.secretKey), null, systemClock,
+  storage, transport, new AesGcmSecretCipher(data.secretKey), null, systemClock,
   new ForwardingLogger({ component: 'webhooks', thread: 'sender' }), data.options,
 );
 
@@ -81,6 +92,13 @@ port.on('message', (m: SenderThreadRequest) => {
     case 'kick':
       dispatcher.kick();
       return;
+    case 'stored': {
+      const p = pendingCalls.get(m.id);
+      pendingCalls.delete(m.id);
+      if (m.error !== undefined) p?.reject(new Error(m.error));
+      else p?.resolve(m.value);
+      return;
+    }
     case 'drain':
       void dispatcher.drain().then(() => send({ type: 'done', id: m.id, value: null }));
       return;
@@ -93,7 +111,6 @@ port.on('message', (m: SenderThreadRequest) => {
     case 'stop':
       void dispatcher.stop().finally(() => {
         policy.close();
-        db.close();
         send({ type: 'done', id: m.id, value: null });
         port.close();
       });

@@ -9,6 +9,9 @@ import type { DeliverySink } from './webhook-events.js';
 import { signatureHeader } from './webhook-signature.js';
 
 export const WEBHOOK_SWEEP_JOB = 'webhooks.sweep';
+
+/** The part of the WebhookRepository a sender uses (a sender thread reaches it through its owner, one writer). */
+export type SenderStorage = Pick<WebhookRepository, 'claimDue' | 'findEndpoints' | 'recordAttempts'>;
 /** How long an attempt's result may wait to be written with others' (WebhookDispatcherOptions.recordDelayMs). */
 export const RECORD_DELAY_MS = 10;
 
@@ -91,7 +94,8 @@ export class WebhookDispatcher implements WebhookSender {
   private backlog = true;
 
   constructor(
-    private readonly repo: WebhookRepository,
+    /** What a sender writes and reads: its claims, the claimed deliveries' endpoints, the attempts' results. */
+    private readonly repo: SenderStorage,
     private readonly transport: WebhookTransport,
     private readonly cipher: SecretCipher,
     /** Null where the sweep is driven by whoever owns this dispatcher (a sender thread's owner kicks it). */

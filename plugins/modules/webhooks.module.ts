@@ -8,7 +8,6 @@ import { WebhookRepository } from '../../core/ports/webhook.repository.port.js';
 import { WebhookTransport } from '../../core/ports/webhook-transport.port.js';
 import { RunViews } from '../../core/runs/runs.use-case.js';
 import { WebhookDispatcher, type WebhookSender } from '../../core/webhooks/webhook-dispatcher.js';
-import type { SqliteDatabase } from '../../adapters/storage/sqlite/database.js';
 import { WebhookEventPublisher } from '../../core/webhooks/webhook-events.js';
 import { WebhookEventRecovery } from '../../core/webhooks/webhook-event-recovery.js';
 import { CampaignRepository } from '../../core/ports/campaign.repository.port.js';
@@ -18,7 +17,7 @@ import { webhookRoutes } from '../../http/routes/webhooks.routes.js';
 import type { RouteDefinition } from '../../http/routing/route.js';
 import type { Lifecycle } from '../lifecycle.js';
 import type { Settings } from '../settings.js';
-import { HttpRoutesToken, LifecycleToken, SecretKeyToken, SqliteDatabaseToken } from '../tokens.js';
+import { HttpRoutesToken, LifecycleToken, SecretKeyToken } from '../tokens.js';
 import { ThreadedWebhookSender } from '../webhook-sender-thread.js';
 import { PolicyWebhookTransport } from '../webhook-transport.js';
 
@@ -58,30 +57,25 @@ export function webhooksModule(c: Container, settings: Settings): void {
   const ownTransport = !c.isBound(WebhookTransport);
 
   if (ownTransport) provide(c, Ports.transport, { deps: {}, init: () => new PolicyWebhookTransport({ allowPrivateNetwork: settings.allowPrivateNetwork }) });
-  // the thread needs what it can rebuild on its own: a SQLite file (a second connection), the policy transport, the
-  // system clock. Elsewhere (MongoDB, ':memory:', a transport or clock given by a test) the dispatcher sends in process.
-  const threadFile = (clock: Clock): string | null => {
-    if (!sends || !senderThread || !ownTransport || clock !== systemClock || settings.storage !== 'sqlite' || !c.isBound(SqliteDatabaseToken)) return null;
-    const db = c.get<SqliteDatabase>(SqliteDatabaseToken);
-    return db.memory || !db.name ? null : db.name;
-  };
+  // the thread rebuilds the policy transport and runs on the system clock: with a transport or clock given by a test
+  // the dispatcher sends in process
+  const threaded = (clock: Clock): boolean => sends && senderThread && ownTransport && clock === systemClock;
   provide(c, WebhookDispatcher, {
     deps: { repo: Ports.repo, transport: Ports.transport, cipher: Ports.cipher, scheduler: Ports.scheduler, clock: Ports.clock, log: Ports.log, lifecycle: port<Lifecycle>(LifecycleToken) },
     init: (d) => {
       // with a sender thread this one is its fallback and the thread's owner defines the sweep
-      const scheduler = threadFile(d.clock) ? null : d.scheduler;
+      const scheduler = threaded(d.clock) ? null : d.scheduler;
       const dispatcher = new WebhookDispatcher(d.repo, d.transport, d.cipher, scheduler, d.clock, d.log.child({ component: 'webhooks' }), { ...sender, sends });
       dispatcher.defineJobs();
       return dispatcher;
     },
   });
   provide(c, port<WebhookSender>(WebhookSenderToken), {
-    deps: { dispatcher: WebhookDispatcher, scheduler: Ports.scheduler, clock: Ports.clock, log: Ports.log, lifecycle: port<Lifecycle>(LifecycleToken) },
+    deps: { dispatcher: WebhookDispatcher, repo: Ports.repo, scheduler: Ports.scheduler, clock: Ports.clock, log: Ports.log, lifecycle: port<Lifecycle>(LifecycleToken) },
     init: (d) => {
-      const file = threadFile(d.clock);
-      const s: WebhookSender = file
-        ? new ThreadedWebhookSender(d.dispatcher, d.scheduler, d.log.child({ component: 'webhooks' }), {
-          file, secretKey: c.get<string>(SecretKeyToken), allowPrivateNetwork: settings.allowPrivateNetwork, options: { ...sender, sends },
+      const s: WebhookSender = threaded(d.clock)
+        ? new ThreadedWebhookSender(d.dispatcher, d.repo, d.scheduler, d.log.child({ component: 'webhooks' }), {
+          secretKey: c.get<string>(SecretKeyToken), allowPrivateNetwork: settings.allowPrivateNetwork, options: { ...sender, sends },
         })
         : d.dispatcher;
       s.defineJobs();
