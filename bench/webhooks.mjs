@@ -1,6 +1,7 @@
 // Benchmark 8: 1,000 call.ended events to a local receiver while a 100-call simulator campaign runs, on the real
 // service built in this process (the same modules as http/main.js). Ours: EventPublisher.publish (one outbox insert per
-// subscribed endpoint) → the sender (claim under a lease, sign, POST through the network policy, record) → receipt;
+// subscribed endpoint) → the sender (claim under a lease, sign, POST through the network policy, record; on a thread of its
+// own with its own SQLite connection, as the service runs it on a SQLite file, unless BENCH_WEBHOOK_SENDER_THREAD=false) → receipt;
 // delivered/s over the burst and p95 from publish to receipt. Reference: a bare loop POSTing the same bodies with the
 // same headers (names and sizes: user agent, a signature of the same shape, the delivery id) to the same receiver at
 // the same concurrency (keep-alive node:http, no storage, no signing), same run.
