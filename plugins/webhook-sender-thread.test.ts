@@ -5,7 +5,7 @@
  * in-process dispatcher sends when the thread cannot run.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -147,6 +147,37 @@ describe('ThreadedWebhookSender', () => {
     expect(new Set(ids).size).toBe(40);
     expect(a.rows().map((r) => r.attempts)).toEqual(Array.from({ length: 40 }, () => 1));
     expect(a.sentHere() + b.sentHere()).toBe(0);
+  });
+
+  it('a thread that dies while running: the event loop sends from then on, and what the thread held once its lease expires', async () => {
+    // a stand-in thread that starts and dies on the first deliveries it is handed
+    const dir = mkdtempSync(join(tmpdir(), 'callplane-dying-thread-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const entry = join(dir, 'dying.mjs');
+    writeFileSync(entry, `import { parentPort } from 'node:worker_threads';
+parentPort.on('message', (m) => { if (m.type === 'take') process.exit(3); });
+parentPort.postMessage({ type: 'ready' });`);
+    const t = await setup(() => 200, pathToFileURL(entry));
+    expect(t.sender.threaded).toBe(true);
+    await t.publisher.publish({ type: 'call.ended', organizationId: t.org, run: run(t.org, 1) });
+    await waitFor(() => !t.sender.threaded, 5_000);
+    // handed over and lost with the thread: still leased, so nobody sends it before the lease expires
+    await t.sender.drain();
+    await t.sender.idle();
+    expect(t.receiver.received).toHaveLength(0);
+    expect(t.rows().map((r) => [r.status, r.attempts])).toEqual([['pending', 0]]);
+    // the next event is sent from here at once
+    await t.publisher.publish({ type: 'call.ended', organizationId: t.org, run: run(t.org, 2) });
+    await waitFor(() => t.receiver.received.length === 1, 5_000);
+    // the lease expires (60 s, shortened): the sweep's drain claims it here and sends it, same id
+    const [lost] = t.rows();
+    t.db.prepare('UPDATE webhook_deliveries SET lease_until = 0, next_attempt_at = 0 WHERE id = ?').run(lost!.id);
+    await t.sender.drain();
+    await waitFor(() => t.receiver.received.length === 2, 5_000);
+    await t.sender.idle();
+    expect(t.receiver.received.map((r) => Number(r.headers['callplane-delivery-id'])).sort()).toEqual(t.rows().map((r) => r.id).sort());
+    expect(t.rows().map((r) => r.status)).toEqual(['delivered', 'delivered']);
+    expect(t.sentHere()).toBe(2);
   });
 
   it('sends in process when the thread cannot run (its entry not built)', async () => {
