@@ -138,6 +138,8 @@ export class ThreadedWebhookSender implements WebhookSender {
     this.stopping = true;
     const worker = this.worker;
     if (worker) {
+      // held while it stops, so the process waits for its answer (and the stop hooks after this one still run)
+      worker.ref();
       let timer: ReturnType<typeof setTimeout> | undefined;
       const stopped = await Promise.race([
         this.request('stop').then(() => true),
@@ -186,6 +188,9 @@ export class ThreadedWebhookSender implements WebhookSender {
       let worker: Worker;
       try {
         worker = new Worker(this.entry, { workerData: this.thread });
+        // the thread never keeps the process alive on its own: `stop` ends it, and an exit without `stop` leaves its
+        // deliveries leased, sent again after a restart (at least once)
+        worker.unref();
       } catch (e) {
         this.log.warn({ err: (e as Error)?.message }, 'webhook sender thread could not start: sending in process');
         return resolve(null);
