@@ -1,7 +1,6 @@
 // Benchmark 8: 1,000 call.ended events to a local receiver while a 100-call simulator campaign runs, on the real
 // service built in this process (the same modules as http/main.js). Ours: EventPublisher.publish (one outbox insert per
-// subscribed endpoint) → the sender (claim under a lease, sign, POST through the network policy, record; on a thread of its
-// own with its own SQLite connection, as the service runs it on a SQLite file, unless BENCH_WEBHOOK_SENDER_THREAD=false) → receipt;
+// subscribed endpoint) → the sender (claim under a lease, sign, POST through the network policy, record) → receipt;
 // delivered/s over the burst and p95 from publish to receipt. Reference: a bare loop POSTing the same bodies with the
 // same headers (names and sizes: user agent, a signature of the same shape, the delivery id) to the same receiver at
 // the same concurrency (keep-alive node:http, no storage, no signing), same run.
@@ -22,13 +21,6 @@ const PER_ENDPOINT = 16;
 const CAMPAIGN_CALLS = Number(process.env.BENCH_WEBHOOK_CAMPAIGN_CALLS ?? 100);
 const WARMUP = Number(process.env.BENCH_WEBHOOK_WARMUP ?? 1000);
 const now = () => performance.timeOrigin + performance.now();
-/** CPU (ms) of every thread of this process but the receiver's (the service's threads, or the bare loop's). */
-async function processCpuMs(receiver) {
-  const r = await receiver.cpuMs();
-  if (r === null) return null;
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000 - r;
-}
 
 function startReceiver() {
   const worker = new Worker(`
@@ -49,18 +41,12 @@ function startReceiver() {
     server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
     parentPort.on('message', (m) => {
       if (m === 'drain') { parentPort.postMessage({ seen: seen.splice(0) }); }
-      if (m === 'cpu') {
-        let ms = null;
-        try { const s = require('node:fs').readFileSync('/proc/thread-self/stat', 'utf8'); const f = s.slice(s.lastIndexOf(')') + 2).split(' '); ms = (Number(f[11]) + Number(f[12])) * 10; } catch {}
-        parentPort.postMessage({ cpu: ms });
-      }
       if (m === 'close') { server.closeAllConnections(); server.close(() => process.exit(0)); }
     });
   `, { eval: true });
   return new Promise((resolve) => worker.once('message', ({ port }) => resolve({
     url: `http://127.0.0.1:${port}/hooks`,
     drain: () => new Promise((r) => { worker.once('message', (m) => r(m.seen)); worker.postMessage('drain'); }),
-    cpuMs: () => new Promise((r) => { worker.once('message', (m) => r(m.cpu)); worker.postMessage('cpu'); }),
     close: () => worker.postMessage('close'),
   })));
 }
@@ -72,11 +58,7 @@ async function startInProcess(dataDir) {
   const { PinoLogger } = await dist('adapters/logging/pino-logger.js');
   const { LifecycleToken } = await dist('plugins/tokens.js');
   const port = await freePort();
-  // BENCH_WEBHOOK_SENDER_THREAD=false: the in-process sender (what MongoDB and ':memory:' run), for comparison
-  const settings = loadSettings({
-    CALLPLANE_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', CALLPLANE_SIGNUP: 'open', LOG_LEVEL: 'warn',
-    CALLPLANE_WEBHOOK_SENDER_THREAD: process.env.BENCH_WEBHOOK_SENDER_THREAD ?? 'true',
-  });
+  const settings = loadSettings({ CALLPLANE_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', CALLPLANE_SIGNUP: 'open', LOG_LEVEL: 'warn' });
   const container = buildContainer({ settings, secretKey: ensureSecretKey(settings), logger: PinoLogger.create({ level: 'warn' }) });
   const server = createHttpServer(container.get(ExpressAppToken));
   const detach = attachHttpServer(container, server);
@@ -122,10 +104,7 @@ async function ours(receiver) {
   const dir = freshDir('webhooks');
   const api = await startInProcess(dir);
   const { EventPublisher } = await dist('core/ports/event-publisher.port.js');
-  const { WebhookSenderToken } = await dist('plugins/modules/webhooks.module.js');
-  const sender = api.container.get(WebhookSenderToken);
-  // the sender thread's own CPU, where deliveries are sent on one (docs/webhooks.md "How it runs")
-  const senderCpuMs = async () => (sender.threadCpuMs ? sender.threadCpuMs() : null);
+  const { WebhookDispatcher } = await dist('core/webhooks/webhook-dispatcher.js');
   const signup = await must(api.post('/auth/signup', { email: 'bench@example.com', password: 'correct horse battery', organization_name: 'Bench' }), 'signup');
   const auth = { token: signup.token };
   const org = signup.user.organization_id;
@@ -144,7 +123,7 @@ async function ours(receiver) {
       for (const [runId] of await receiver.drain()) warm.delete(runId);
       await new Promise((r) => setTimeout(r, 20));
     }
-    await sender.idle();
+    await api.container.get(WebhookDispatcher).idle();
     if (warm.size > 0) throw new Error(`warm-up: ${warm.size} deliveries not received`);
   }
   // the campaign that runs meanwhile: 100 calls, 20 at a time, each talking 1.5 s (its own call.ended go out too)
@@ -162,8 +141,6 @@ async function ours(receiver) {
 
   const published = new Map();
   const publishMs = [];
-  const all0 = await processCpuMs(receiver);
-  const thread0 = await senderCpuMs();
   const cpu0 = mainThreadCpuMs();
   const t0 = now();
   for (let i = 0; i < EVENTS; i++) {
@@ -183,19 +160,15 @@ async function ours(receiver) {
     await new Promise((r) => setTimeout(r, 20));
   }
   const cpu = cpu0 === null ? null : mainThreadCpuMs() - cpu0;
-  const thread = thread0 === null ? null : (await senderCpuMs()) - thread0;
-  const all = all0 === null ? null : (await processCpuMs(receiver)) - all0;
   const last = Math.max(...got.values());
   const latencies = [...got].map(([id, at]) => at - published.get(id));
   const state = campaign ? (await api.get(`/campaign/${campaign.id}`, auth)).body : { state: null, processed_rows: null };
-  await sender.idle();
+  await api.container.get(WebhookDispatcher).idle();
   await api.stop();
   return {
     received: got.size, seconds: (last - t0) / 1000, per_second: got.size / ((last - t0) / 1000),
     p50_ms: percentile(latencies, 50), p95_ms: percentile(latencies, 95), max_ms: Math.max(...latencies),
     main_thread_cpu_ms_per_event: cpu === null ? null : cpu / EVENTS,
-    sender_thread_cpu_ms_per_event: thread === null ? null : thread / EVENTS,
-    all_threads_cpu_ms_per_event: all === null ? null : all / EVENTS,
     publish_p50_ms: percentile(publishMs, 50), publish_p95_ms: percentile(publishMs, 95), publish_total_ms: publishedIn,
     campaign_state_at_end: state.state, campaign_processed_at_end: state.processed_rows,
   };
@@ -216,7 +189,6 @@ async function bare(receiver, bodies, idBase = 2_000_000) {
     req.end(body);
   });
   const sent = new Map();
-  const all0 = await processCpuMs(receiver);
   const cpu0 = mainThreadCpuMs();
   const t0 = now();
   let next = 0;
@@ -228,13 +200,12 @@ async function bare(receiver, bodies, idBase = 2_000_000) {
     }
   }));
   const cpu = cpu0 === null ? null : mainThreadCpuMs() - cpu0;
-  const all = all0 === null ? null : (await processCpuMs(receiver)) - all0;
   const got = new Map();
   for (const [runId, at] of await receiver.drain()) if (sent.has(runId)) got.set(runId, at);
   const last = Math.max(...got.values());
   agent.destroy();
   const latencies = [...got].map(([id, at]) => at - sent.get(id));
-  return { received: got.size, seconds: (last - t0) / 1000, per_second: got.size / ((last - t0) / 1000), p50_ms: percentile(latencies, 50), p95_ms: percentile(latencies, 95), main_thread_cpu_ms_per_event: cpu === null ? null : cpu / bodies.length, all_threads_cpu_ms_per_event: all === null ? null : all / bodies.length };
+  return { received: got.size, seconds: (last - t0) / 1000, per_second: got.size / ((last - t0) / 1000), p50_ms: percentile(latencies, 50), p95_ms: percentile(latencies, 95), main_thread_cpu_ms_per_event: cpu === null ? null : cpu / bodies.length };
 }
 
 const receiver = await startReceiver();
@@ -250,4 +221,4 @@ const o = await ours(receiver);
 await receiver.drain();
 const b = await bare(receiver, Array.from({ length: EVENTS }, () => sample));
 receiver.close();
-report({ sender_thread: o.sender_thread_cpu_ms_per_event !== null, events: EVENTS, per_endpoint: PER_ENDPOINT, body_bytes: Buffer.byteLength(sample), ours: o, bare: b, ratio: o.per_second / b.per_second, target_ratio: 0.5, target_p95_ms: 1000, campaign_calls: CAMPAIGN_CALLS, warmup: WARMUP });
+report({ events: EVENTS, per_endpoint: PER_ENDPOINT, body_bytes: Buffer.byteLength(sample), ours: o, bare: b, ratio: o.per_second / b.per_second, target_ratio: 0.5, target_p95_ms: 1000, campaign_calls: CAMPAIGN_CALLS, warmup: WARMUP });

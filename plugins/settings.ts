@@ -43,8 +43,6 @@ export interface Settings {
     sweepIntervalMs: number;
     maxInFlight: number;
     maxInFlightPerEndpoint: number;
-    /** Sign and send on a thread of its own (docs/webhooks.md "How it runs"); default true. */
-    senderThread?: boolean;
   };
   /**
    * Talking calls (docs/voice.md "Making calls talk"): `vad` `silero` (default; the energy detector when its model
@@ -147,7 +145,6 @@ export function loadSettings(env: Env = process.env): Settings {
       sweepIntervalMs: int(env, 'CALLPLANE_WEBHOOK_SWEEP_MS', 100, 3_600_000, 15_000),
       maxInFlight: int(env, 'CALLPLANE_WEBHOOK_MAX_IN_FLIGHT', 1, 10_000, 64),
       maxInFlightPerEndpoint: int(env, 'CALLPLANE_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT', 1, 10_000, 16),
-      senderThread: bool(env, 'CALLPLANE_WEBHOOK_SENDER_THREAD', true),
     },
     voice: { vad: pick(env, 'CALLPLANE_VOICE_VAD', ['silero', 'energy'] as const, 'silero') },
     media: {

@@ -9,9 +9,6 @@ import type { DeliverySink } from './webhook-events.js';
 import { signatureHeader } from './webhook-signature.js';
 
 export const WEBHOOK_SWEEP_JOB = 'webhooks.sweep';
-
-/** The part of the WebhookRepository a sender uses (a sender thread reaches it through its owner, one writer). */
-export type SenderStorage = Pick<WebhookRepository, 'claimDue' | 'findEndpoints' | 'recordAttempts'>;
 /** How long an attempt's result may wait to be written with others' (WebhookDispatcherOptions.recordDelayMs). */
 export const RECORD_DELAY_MS = 10;
 
@@ -38,24 +35,6 @@ export interface WebhookDispatcherOptions {
 }
 
 /**
- * What the rest of the service drives a webhook sender with: the publisher's sink, the sweep job, manual retries'
- * kick, start and stop. `WebhookDispatcher` is one in this process; the composition root may run one on a thread of
- * its own behind the same surface (docs/webhooks.md "How it runs").
- */
-export interface WebhookSender extends DeliverySink {
-  /** Registers the sweep job (before the scheduler starts). Idempotent. */
-  defineJobs(): void;
-  /** What the sweep runs before it drains: publishing the event markers a crash left. */
-  recoverWith(recover: () => Promise<unknown>): void;
-  /** Schedules the recurring sweep and drains once. */
-  start(): Promise<void>;
-  /** Stops claiming, waits for the sends in flight. Idempotent. */
-  stop(): Promise<void>;
-  /** Resolves when every send started so far has been recorded (tests, benchmarks). */
-  idle(): Promise<void>;
-}
-
-/**
  * Sends stored deliveries (docs/webhooks.md "Delivery and retries"). Driven by one recurring scheduler job (the
  * sweep) plus an in-process kick when this process enqueues or a retry falls due: never one job per delivery.
  *
@@ -71,7 +50,7 @@ export interface WebhookSender extends DeliverySink {
  * again). A crash in that window sends those deliveries again: at least once, as for any crash mid-send. The sweep
  * first publishes the event markers a crash left on runs and campaigns (`recoverWith`).
  */
-export class WebhookDispatcher implements WebhookSender {
+export class WebhookDispatcher implements DeliverySink {
   private inFlight = 0;
   private readonly perEndpoint = new Map<number, number>();
   private readonly waiting = new Map<number, WebhookDelivery[]>();
@@ -94,12 +73,10 @@ export class WebhookDispatcher implements WebhookSender {
   private backlog = true;
 
   constructor(
-    /** What a sender writes and reads: its claims, the claimed deliveries' endpoints, the attempts' results. */
-    private readonly repo: SenderStorage,
+    private readonly repo: WebhookRepository,
     private readonly transport: WebhookTransport,
     private readonly cipher: SecretCipher,
-    /** Null where the sweep is driven by whoever owns this dispatcher (a sender thread's owner kicks it). */
-    private readonly scheduler: Pick<JobScheduler, 'define' | 'every'> | null,
+    private readonly scheduler: JobScheduler,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly options: WebhookDispatcherOptions,
@@ -107,7 +84,7 @@ export class WebhookDispatcher implements WebhookSender {
 
   /** Registers the sweep job (before the scheduler starts). Idempotent. */
   defineJobs(): void {
-    if (this.jobsDefined || !this.scheduler) return;
+    if (this.jobsDefined) return;
     this.jobsDefined = true;
     this.scheduler.define(WEBHOOK_SWEEP_JOB, async () => {
       await this.recover?.();
@@ -124,7 +101,7 @@ export class WebhookDispatcher implements WebhookSender {
   async start(): Promise<void> {
     this.stopping = false;
     if (!this.options.sends) return;
-    if (this.scheduler) await this.scheduler.every(WEBHOOK_SWEEP_JOB, this.options.sweepIntervalMs);
+    await this.scheduler.every(WEBHOOK_SWEEP_JOB, this.options.sweepIntervalMs);
     if (this.recover) void this.recover().then(() => this.kick());
     this.kick();
   }

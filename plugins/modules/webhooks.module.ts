@@ -1,5 +1,5 @@
 import type { Container } from 'inversify';
-import { Clock, systemClock } from '../../core/ports/clock.port.js';
+import { Clock } from '../../core/ports/clock.port.js';
 import { SecretCipher, TokenService } from '../../core/ports/crypto.port.js';
 import { EventPublisher } from '../../core/ports/event-publisher.port.js';
 import { JobScheduler } from '../../core/ports/job-scheduler.port.js';
@@ -7,7 +7,7 @@ import { Logger } from '../../core/ports/logger.port.js';
 import { WebhookRepository } from '../../core/ports/webhook.repository.port.js';
 import { WebhookTransport } from '../../core/ports/webhook-transport.port.js';
 import { RunViews } from '../../core/runs/runs.use-case.js';
-import { WebhookDispatcher, type WebhookSender } from '../../core/webhooks/webhook-dispatcher.js';
+import { WebhookDispatcher } from '../../core/webhooks/webhook-dispatcher.js';
 import { WebhookEventPublisher } from '../../core/webhooks/webhook-events.js';
 import { WebhookEventRecovery } from '../../core/webhooks/webhook-event-recovery.js';
 import { CampaignRepository } from '../../core/ports/campaign.repository.port.js';
@@ -17,12 +17,8 @@ import { webhookRoutes } from '../../http/routes/webhooks.routes.js';
 import type { RouteDefinition } from '../../http/routing/route.js';
 import type { Lifecycle } from '../lifecycle.js';
 import type { Settings } from '../settings.js';
-import { HttpRoutesToken, LifecycleToken, SecretKeyToken } from '../tokens.js';
-import { ThreadedWebhookSender } from '../webhook-sender-thread.js';
+import { HttpRoutesToken, LifecycleToken } from '../tokens.js';
 import { PolicyWebhookTransport } from '../webhook-transport.js';
-
-/** The service's webhook sender (`WebhookSender`): the in-process dispatcher or the sender thread. */
-export const WebhookSenderToken = Symbol.for('callplane.WebhookSender');
 import { port, provide } from './wire.js';
 
 /** The ports this module reads, typed once (wire.ts). */
@@ -52,39 +48,21 @@ export const WEBHOOK_SENDER_DEFAULTS = { leaseMs: 60_000, sweepIntervalMs: 15_00
  */
 export function webhooksModule(c: Container, settings: Settings): void {
   if (!c.isBound(WebhookRepository) || !c.isBound(RunViews)) return;
-  const { senderThread, ...sender } = { ...WEBHOOK_SENDER_DEFAULTS, senderThread: true, ...settings.webhooks };
+  const sender = { ...WEBHOOK_SENDER_DEFAULTS, ...settings.webhooks };
   const sends = settings.role !== 'api';
-  const ownTransport = !c.isBound(WebhookTransport);
 
-  if (ownTransport) provide(c, Ports.transport, { deps: {}, init: () => new PolicyWebhookTransport({ allowPrivateNetwork: settings.allowPrivateNetwork }) });
-  // the thread rebuilds the policy transport and runs on the system clock: with a transport or clock given by a test
-  // the dispatcher sends in process
-  const threaded = (clock: Clock): boolean => sends && senderThread && ownTransport && clock === systemClock;
+  if (!c.isBound(WebhookTransport)) provide(c, Ports.transport, { deps: {}, init: () => new PolicyWebhookTransport({ allowPrivateNetwork: settings.allowPrivateNetwork }) });
   provide(c, WebhookDispatcher, {
     deps: { repo: Ports.repo, transport: Ports.transport, cipher: Ports.cipher, scheduler: Ports.scheduler, clock: Ports.clock, log: Ports.log, lifecycle: port<Lifecycle>(LifecycleToken) },
     init: (d) => {
-      // with a sender thread this one is its fallback and the thread's owner defines the sweep
-      const scheduler = threaded(d.clock) ? null : d.scheduler;
-      const dispatcher = new WebhookDispatcher(d.repo, d.transport, d.cipher, scheduler, d.clock, d.log.child({ component: 'webhooks' }), { ...sender, sends });
+      const dispatcher = new WebhookDispatcher(d.repo, d.transport, d.cipher, d.scheduler, d.clock, d.log.child({ component: 'webhooks' }), { ...sender, sends });
       dispatcher.defineJobs();
+      d.lifecycle.onStop('webhooks', () => dispatcher.stop());
       return dispatcher;
     },
   });
-  provide(c, port<WebhookSender>(WebhookSenderToken), {
-    deps: { dispatcher: WebhookDispatcher, repo: Ports.repo, scheduler: Ports.scheduler, clock: Ports.clock, log: Ports.log, lifecycle: port<Lifecycle>(LifecycleToken) },
-    init: (d) => {
-      const s: WebhookSender = threaded(d.clock)
-        ? new ThreadedWebhookSender(d.dispatcher, d.repo, d.scheduler, d.log.child({ component: 'webhooks' }), {
-          secretKey: c.get<string>(SecretKeyToken), allowPrivateNetwork: settings.allowPrivateNetwork, options: { ...sender, sends },
-        })
-        : d.dispatcher;
-      s.defineJobs();
-      d.lifecycle.onStop('webhooks', () => s.stop());
-      return s;
-    },
-  });
   provide(c, Ports.publisher, {
-    deps: { repo: Ports.repo, views: RunViews, clock: Ports.clock, log: Ports.log, dispatcher: port<WebhookSender>(WebhookSenderToken) },
+    deps: { repo: Ports.repo, views: RunViews, clock: Ports.clock, log: Ports.log, dispatcher: WebhookDispatcher },
     // the dispatcher is the sink: what this process publishes while it has room is stored leased to it and sent directly
     init: (d) => new WebhookEventPublisher(d.repo, d.views, d.clock, d.log.child({ component: 'webhooks' }), d.dispatcher),
   });
@@ -93,7 +71,7 @@ export function webhooksModule(c: Container, settings: Settings): void {
     init: (d) => new WebhookEventRecovery(d.repo, d.runs, d.campaigns, d.publisher, d.clock, d.log.child({ component: 'webhooks' })),
   });
   provide(c, WebhookEndpoints, {
-    deps: { repo: Ports.repo, transport: Ports.transport, cipher: Ports.cipher, tokens: Ports.tokens, clock: Ports.clock, dispatcher: port<WebhookSender>(WebhookSenderToken) },
+    deps: { repo: Ports.repo, transport: Ports.transport, cipher: Ports.cipher, tokens: Ports.tokens, clock: Ports.clock, dispatcher: WebhookDispatcher },
     init: (d) => new WebhookEndpoints(d.repo, d.transport, d.cipher, d.tokens, d.clock, () => d.dispatcher.kick()),
   });
   provide(c, Ports.routes, { deps: { endpoints: WebhookEndpoints }, init: (d) => webhookRoutes(d) });
@@ -101,8 +79,7 @@ export function webhooksModule(c: Container, settings: Settings): void {
   c.get<Lifecycle>(LifecycleToken).onStart('webhooks', async () => {
     const recovery = c.isBound(RunRepository) && c.isBound(CampaignRepository) ? c.get<WebhookEventRecovery>(WebhookEventRecovery) : null;
     // the sweep first publishes the event markers a crash left on runs and campaigns (docs/webhooks.md "Guarantees")
-    const sender = c.get<WebhookSender>(WebhookSenderToken);
-    if (recovery) sender.recoverWith(() => recovery.recover());
-    await sender.start();
+    if (recovery) c.get<WebhookDispatcher>(WebhookDispatcher).recoverWith(() => recovery.recover());
+    await c.get<WebhookDispatcher>(WebhookDispatcher).start();
   });
 }
