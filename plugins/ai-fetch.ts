@@ -8,8 +8,8 @@
  * A talking call makes three to four of these requests per turn (a transcription, the model's stream, one speech
  * request per sentence), and 50 calls make them in the same second when their turns line up, so this is a hot
  * path of the voice pipeline (docs/benchmarks.md section 10). What it keeps between requests, and why that cannot
- * be used for DNS rebinding (the same rules as the webhooks' `PinnedPoster`, docs/security.md "Outbound
- * connections"):
+ * be used for DNS rebinding, is network-policy.ts `PinnedConnections` (shared with the webhooks' `PinnedPoster`,
+ * docs/security.md "Outbound connections"):
  *
  * - **A check is reused for at most `checkCacheMs` (default 1 s) per URL**, and only towards the addresses it
  *   checked: the request's `lookup` answers only those. After that the host is resolved and checked again. A
@@ -29,7 +29,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { assertConnectable, NetworkPolicyError, type ConnectTarget, type NetworkPolicyOptions } from './network-policy.js';
+import { NetworkPolicyError, PinnedConnections, type CheckedTarget, type NetworkPolicyOptions } from './network-policy.js';
 
 export interface AiFetchOptions {
   /** How long a URL's check is reused (ms). Default 1 000. */
@@ -44,17 +44,6 @@ export interface AiFetchOptions {
   now?: () => number;
 }
 
-interface Checked {
-  until: number;
-  target: ConnectTarget;
-  agentKey: string;
-  secure: boolean;
-  host: string;
-  port: string | undefined;
-  path: string;
-  hostHeader: string;
-  servername: string | undefined;
-}
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 /** A kept connection the server had closed: the request never reached it. */
@@ -81,25 +70,14 @@ export function aiPolicyFetch(allowPrivateNetwork: boolean, options?: AiFetchOpt
 }
 
 export class AiFetch {
-  private readonly checked = new Map<string, Checked>();
-  private readonly agents = new Map<string, http.Agent>();
-  /** The pool last used per origin, to retire it when the origin's addresses change. */
-  private readonly originAgent = new Map<string, string>();
-  private readonly writtenAtSweep = new WeakMap<object, number>();
-  private sweeper: ReturnType<typeof setInterval> | null = null;
-  private readonly checkCacheMs: number;
-  private readonly maxFreeSockets: number;
-  private readonly idleSocketMs: number;
-  private readonly now: () => number;
+  private readonly pins: PinnedConnections;
 
   constructor(
     private readonly policy: NetworkPolicyOptions,
     options: AiFetchOptions = {},
   ) {
-    this.checkCacheMs = options.checkCacheMs ?? 1_000;
-    this.maxFreeSockets = options.maxFreeSockets ?? 256;
-    this.idleSocketMs = options.idleSocketMs ?? 15_000;
-    this.now = options.now ?? Date.now;
+    const { checkCacheMs, idleSocketMs, now } = options;
+    this.pins = new PinnedConnections(policy, { checkCacheMs, idleSocketMs, now, maxFreeSockets: options.maxFreeSockets ?? 256 });
   }
 
   async fetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
@@ -127,7 +105,7 @@ export class AiFetch {
     if (body !== undefined) headers.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
     const signal = init.signal ?? undefined;
     signal?.throwIfAborted();
-    const t = this.fresh(url) ?? (await this.check(url));
+    const t = this.pins.fresh(url) ?? (await this.pins.check(url));
     const method = (init.method ?? 'GET').toUpperCase();
     let res: http.IncomingMessage;
     try {
@@ -141,84 +119,17 @@ export class AiFetch {
 
   /** Closes every kept connection and forgets every check. */
   close(): void {
-    if (this.sweeper) clearInterval(this.sweeper);
-    this.sweeper = null;
-    for (const key of [...this.agents.keys()]) this.retire(key);
-    this.checked.clear();
-    this.originAgent.clear();
-  }
-
-  private fresh(url: string): Checked | null {
-    const kept = this.checked.get(url);
-    if (!kept) return null;
-    if (kept.until > this.now()) return kept;
-    this.checked.delete(url);
-    return null;
-  }
-
-  private async check(url: string): Promise<Checked> {
-    const at = this.now();
-    const target = await assertConnectable(url, this.policy);
-    const u = target.url;
-    const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
-    const origin = `${u.protocol}//${host}:${u.port}`;
-    const agentKey = `${origin}|${target.addresses.map((a) => a.address).join(',')}`;
-    const previous = this.originAgent.get(origin);
-    if (previous !== undefined && previous !== agentKey) this.retire(previous);
-    this.originAgent.set(origin, agentKey);
-    if (this.checked.size >= 1000) this.checked.delete(this.checked.keys().next().value as string);
-    const secure = u.protocol === 'https:';
-    const entry: Checked = {
-      until: at + this.checkCacheMs, target, agentKey, secure, host, port: u.port || undefined, path: `${u.pathname}${u.search}`,
-      hostHeader: u.host,
-      servername: secure && !/^[\d.]+$|:/.test(host) ? host : undefined,
-    };
-    this.checked.set(url, entry);
-    return entry;
-  }
-
-  private agent(key: string, secure: boolean): http.Agent {
-    let agent = this.agents.get(key);
-    if (!agent) {
-      const options = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: this.maxFreeSockets };
-      agent = secure ? new https.Agent(options) : new http.Agent(options);
-      this.agents.set(key, agent);
-      if (!this.sweeper) {
-        this.sweeper = setInterval(() => this.closeIdle(), this.idleSocketMs);
-        this.sweeper.unref();
-      }
-    }
-    return agent;
-  }
-
-  /** Closes kept connections that wrote nothing since the last sweep (idle for at least `idleSocketMs`). */
-  private closeIdle(): void {
-    for (const agent of this.agents.values()) {
-      for (const list of Object.values(agent.freeSockets)) {
-        for (const socket of list ?? []) {
-          if (this.writtenAtSweep.get(socket) === socket.bytesWritten) socket.destroy();
-          else this.writtenAtSweep.set(socket, socket.bytesWritten);
-        }
-      }
-    }
-  }
-
-  private retire(key: string): void {
-    const agent = this.agents.get(key);
-    if (!agent) return;
-    this.agents.delete(key);
-    for (const list of Object.values(agent.freeSockets)) for (const s of list ?? []) s.destroy();
-    agent.on('free', (socket) => socket.destroy());
+    this.pins.close();
   }
 
   /** The request; resolves at the answer's head. `fresh`: on a new connection (the retry of a stale one). */
-  private send(t: Checked, method: string, headers: string[], body: string | Buffer | undefined, signal: AbortSignal | undefined, fresh = false): Promise<http.IncomingMessage> {
+  private send(t: CheckedTarget, method: string, headers: string[], body: string | Buffer | undefined, signal: AbortSignal | undefined, fresh = false): Promise<http.IncomingMessage> {
     return new Promise<http.IncomingMessage>((resolve, reject) => {
       const req = (t.secure ? https.request : http.request)({
         protocol: t.target.url.protocol, hostname: t.host, port: t.port, path: t.path, method,
         headers: ['Host', t.hostHeader, ...headers],
         lookup: t.target.lookup,
-        agent: fresh ? false : this.agent(t.agentKey, t.secure),
+        agent: fresh ? false : this.pins.agent(t.agentKey, t.secure),
         ...(t.servername ? { servername: t.servername } : {}),
       });
       let answered = false;
@@ -245,7 +156,7 @@ export class AiFetch {
     });
   }
 
-  private response(t: Checked, res: http.IncomingMessage, method: string, signal: AbortSignal | undefined): Response {
+  private response(t: CheckedTarget, res: http.IncomingMessage, method: string, signal: AbortSignal | undefined): Response {
     const status = res.statusCode ?? 0;
     if (status >= 300 && status < 400) {
       res.resume();

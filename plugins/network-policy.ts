@@ -530,29 +530,47 @@ export class PinnedPostTimeoutError extends Error {
   readonly code = 'ETIMEDOUT';
 }
 
+/** A URL's check, with what every request to it repeats, worked out once per check. */
+export interface CheckedTarget {
+  until: number;
+  target: ConnectTarget;
+  agentKey: string;
+  secure: boolean;
+  host: string;
+  port: string | undefined;
+  path: string;
+  servername: string | undefined;
+  /** The Host header: the URL's host (IPv6 in brackets, the port unless the scheme's default), as node would write it. */
+  hostHeader: string;
+}
+
+export interface PinnedConnectionsOptions {
+  /** How long a URL's check is reused (ms). Default 1 000. */
+  checkCacheMs?: number;
+  /** Idle keep-alive connections kept per origin and checked address set. Default 16. */
+  maxFreeSockets?: number;
+  /** An idle connection is closed within this (ms). Default 15 000. */
+  idleSocketMs?: number;
+  /** Clock of the check cache (tests). Default `Date.now`. */
+  now?: () => number;
+}
+
 /**
- * POSTs over node's http(s) to addresses the policy checked, for callers that send many small requests to a few
- * receivers and need only the status (webhook deliveries; docs/security.md "Outbound connections"). What it keeps
- * between requests, and why that cannot be used for DNS rebinding:
+ * What the pinned clients (the webhooks' `PinnedPoster`, the AI services' fetch in ai-fetch.ts) keep between
+ * requests, and why that cannot be used for DNS rebinding (docs/security.md "Outbound connections"):
  *
  * - **The check of a URL, for `checkCacheMs` (default 1 s), per URL.** The cached value is the checked target:
  *   the addresses that passed `assertConnectable` (the host resolved, every address checked) and the pinned lookup
  *   answering only them. Within that second a request goes to one of those very addresses, never to a new
  *   answer of the name's DNS; after it, the host is resolved and checked again. A failed check is never kept.
- * - **Keep-alive connections, per receiver and checked address set.** One agent per `protocol//host:port` and the
+ * - **Keep-alive connections, per origin and checked address set.** One agent per `protocol//host:port` and the
  *   exact addresses it was checked to; a socket in it was opened through that pinned lookup. When a new check
  *   gives other addresses, requests go to a new agent (new sockets to the new, checked addresses); the old
  *   agent's idle sockets are closed. A connection idle for `idleSocketMs` (default 15 s) is closed by a sweep
  *   within the next `idleSocketMs` (no socket timeout per connection: re-arming one costs every request
  *   ~0.02-0.04 ms of CPU, docs/benchmarks.md section 8).
- * - **One timer for every request's bound.** A request must end within its `timeoutMs` (counted from `post`,
- *   the check included); one timer armed for the earliest deadline in flight enforces them all, instead of a
- *   timer set and cleared per request.
- *
- * Never follows a redirect: a 3xx rejects with `NetworkPolicyError('redirect_refused')`. Refusals reject with
- * `NetworkPolicyError`, a timeout with `PinnedPostTimeoutError`, other failures with the socket's error.
  */
-export class PinnedPoster {
+export class PinnedConnections {
   private readonly checked = new Map<string, CheckedTarget>();
   private readonly agents = new Map<string, http.Agent>();
   /** The agent key last used per origin, to retire an origin's agent when its addresses change. */
@@ -564,14 +582,10 @@ export class PinnedPoster {
   /** Bytes a kept socket had written at the last idle sweep (unchanged at the next one: it sat idle in between). */
   private readonly writtenAtSweep = new WeakMap<object, number>();
   private sweeper: ReturnType<typeof setInterval> | null = null;
-  /** The requests in flight with when each must have ended (performance.now() ms): one timer bounds them all. */
-  private readonly deadlines = new Set<Deadline>();
-  private deadlineTimer: ReturnType<typeof setTimeout> | null = null;
-  private deadlineAt = Infinity;
 
   constructor(
     private readonly policy: NetworkPolicyOptions,
-    options: { checkCacheMs?: number; maxFreeSockets?: number; idleSocketMs?: number; now?: () => number } = {},
+    options: PinnedConnectionsOptions = {},
   ) {
     this.checkCacheMs = options.checkCacheMs ?? 1_000;
     this.maxFreeSockets = options.maxFreeSockets ?? 16;
@@ -580,7 +594,7 @@ export class PinnedPoster {
   }
 
   /** The checked target of `url` while its check is fresh, else null (and the stale check is forgotten). */
-  private fresh(url: string): CheckedTarget | null {
+  fresh(url: string): CheckedTarget | null {
     const kept = this.checked.get(url);
     if (!kept) return null;
     if (kept.until > this.now()) return kept;
@@ -588,12 +602,8 @@ export class PinnedPoster {
     return null;
   }
 
-  /** The checked target of `url` (from the last check while it is fresh, else checked now). Throws `NetworkPolicyError`. */
-  async target(url: string): Promise<{ target: ConnectTarget; agentKey: string }> {
-    return this.fresh(url) ?? this.check(url);
-  }
-
-  private async check(url: string): Promise<CheckedTarget> {
+  /** Checks `url` now and keeps the check. Throws `NetworkPolicyError`. */
+  async check(url: string): Promise<CheckedTarget> {
     const t = this.now();
     const target = await assertConnectable(url, this.policy);
     const origin = `${target.url.protocol}//${bareHost(target.url.hostname)}:${target.url.port}`;
@@ -615,7 +625,8 @@ export class PinnedPoster {
     return entry;
   }
 
-  private agent(key: string, https_: boolean): http.Agent {
+  /** The keep-alive agent of a checked target's origin and addresses. */
+  agent(key: string, https_: boolean): http.Agent {
     let agent = this.agents.get(key);
     if (!agent) {
       const options = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: this.maxFreeSockets };
@@ -658,12 +669,50 @@ export class PinnedPoster {
     this.checked.clear();
     this.originAgent.clear();
   }
+}
+
+/**
+ * POSTs over node's http(s) to addresses the policy checked, for callers that send many small requests to a few
+ * receivers and need only the status (webhook deliveries; docs/security.md "Outbound connections"). Checks and
+ * keep-alive connections are kept as `PinnedConnections` says (a check for 1 s towards its addresses only; 16
+ * idle connections per origin and address set). Besides:
+ *
+ * - **One timer for every request's bound.** A request must end within its `timeoutMs` (counted from `post`,
+ *   the check included); one timer armed for the earliest deadline in flight enforces them all, instead of a
+ *   timer set and cleared per request.
+ *
+ * Never follows a redirect: a 3xx rejects with `NetworkPolicyError('redirect_refused')`. Refusals reject with
+ * `NetworkPolicyError`, a timeout with `PinnedPostTimeoutError`, other failures with the socket's error.
+ */
+export class PinnedPoster {
+  private readonly pins: PinnedConnections;
+  /** The requests in flight with when each must have ended (performance.now() ms): one timer bounds them all. */
+  private readonly deadlines = new Set<Deadline>();
+  private deadlineTimer: ReturnType<typeof setTimeout> | null = null;
+  private deadlineAt = Infinity;
+
+  constructor(
+    private readonly policy: NetworkPolicyOptions,
+    options: PinnedConnectionsOptions = {},
+  ) {
+    this.pins = new PinnedConnections(policy, options);
+  }
+
+  /** The checked target of `url` (from the last check while it is fresh, else checked now). Throws `NetworkPolicyError`. */
+  async target(url: string): Promise<{ target: ConnectTarget; agentKey: string }> {
+    return this.pins.fresh(url) ?? this.pins.check(url);
+  }
+
+  /** Closes every kept connection and forgets every check. */
+  close(): void {
+    this.pins.close();
+  }
 
   post(url: string, init: PinnedPostOptions): Promise<PinnedPostResult> {
     // the bound counts from here: a check that has to resolve the host is part of the exchange
     const deadline = performance.now() + init.timeoutMs;
-    const kept = this.fresh(url);
-    return kept ? this.send(kept, init, deadline) : this.check(url).then((t) => this.send(t, init, deadline));
+    const kept = this.pins.fresh(url);
+    return kept ? this.send(kept, init, deadline) : this.pins.check(url).then((t) => this.send(t, init, deadline));
   }
 
   private send(t: CheckedTarget, init: PinnedPostOptions, deadline: number): Promise<PinnedPostResult> {
@@ -682,7 +731,7 @@ export class PinnedPoster {
       headers.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
       const req = (t.secure ? https.request : http.request)({
         protocol: t.target.url.protocol, hostname: t.host, port: t.port, path: t.path, method: 'POST', headers,
-        lookup: t.target.lookup, agent: this.agent(t.agentKey, t.secure),
+        lookup: t.target.lookup, agent: this.pins.agent(t.agentKey, t.secure),
         ...(t.servername ? { servername: t.servername } : {}),
       });
       let settled = false;
@@ -762,15 +811,3 @@ interface Deadline {
 }
 
 /** A URL's check as `PinnedPoster` keeps it, with the request options it implies. */
-interface CheckedTarget {
-  until: number;
-  target: ConnectTarget;
-  agentKey: string;
-  secure: boolean;
-  host: string;
-  port: string | undefined;
-  path: string;
-  servername: string | undefined;
-  /** The Host header: the URL's host (IPv6 in brackets, the port unless the scheme's default), as node would write it. */
-  hostHeader: string;
-}
