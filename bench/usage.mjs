@@ -4,7 +4,10 @@
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WORK, createWorkflow, must, percentile, report, startService, timeAsync, ms, freshDir } from './lib.mjs';
+import { WORK, createWorkflow, dist, must, percentile, report, startService, timeAsync, ms, freshDir } from './lib.mjs';
+
+// the tests' seeded generator (built into dist/ with the service this bench starts)
+const { prng } = await dist('test/support/prng.js');
 
 const RUNS = Number(process.env.BENCH_USAGE_RUNS ?? 1_000_000);
 const OTHER_ORG_RUNS = 20_000;
@@ -13,17 +16,6 @@ const END = Date.UTC(2026, 2, 31);
 const SPAN = 90 * 86_400_000;
 const DISPOSITIONS = ['completed', 'busy', 'no_answer', 'voicemail', 'failed', 'interested', 'not_interested', 'callback'];
 const ITER = Number(process.env.BENCH_USAGE_ITER ?? 25);
-
-function prng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Inserts `n` runs for `org` spread evenly over the 90 days before END, in 20k-row transactions. */
 function generate(db, org, workflows, n, seed) {

@@ -50,6 +50,13 @@ export function runWebhookEventOutboxContract(label: string, make: () => Promise
       retryConfig: { ...DEFAULT_RETRY_CONFIG }, maxConcurrency: 2, scheduleConfig: null, circuitBreaker: { ...DEFAULT_CIRCUIT_BREAKER },
       contacts: [], logs: [], now: t0,
     });
+    /** A run that completed with its call.ended event marker stored, and that marker. */
+    const endedRun = async () => {
+      const run = await newRun();
+      const ended: PendingEvent = { key: runEventKey(run.id, 'call.ended'), type: 'call.ended', at: at(2) };
+      await h.runs.applyStatus(org, run.id, { status: 'completed', at: at(2), disposition: 'completed', event: ended });
+      return { ended, marker: { kind: 'run' as const, id: run.id, key: ended.key } };
+    };
     const endpoint = () => h.webhooks.createEndpoint(org, {
       url: 'https://hooks.example.com/', events: ['call.ended'], description: null, secretCiphertext: 'c', secretsKeyId: 'k', now: t0,
     });
@@ -115,10 +122,7 @@ export function runWebhookEventOutboxContract(label: string, make: () => Promise
 
     it('clears the event marker named with the deliveries once they are stored, also when they were stored before; a failed enqueue leaves it', async () => {
       const a = await endpoint();
-      const run = await newRun();
-      const ended: PendingEvent = { key: runEventKey(run.id, 'call.ended'), type: 'call.ended', at: at(2) };
-      await h.runs.applyStatus(org, run.id, { status: 'completed', at: at(2), disposition: 'completed', event: ended });
-      const marker = { kind: 'run' as const, id: run.id, key: ended.key };
+      const { ended, marker } = await endedRun();
       const delivery = (body: (id: number) => string) => ({ endpointId: a.id, event: 'call.ended' as const, now: t0, eventKey: ended.key, body });
       await expect(h.webhooks.enqueue(org, [delivery(() => { throw new Error('no body'); })], undefined, marker)).rejects.toThrow('no body');
       expect((await h.webhooks.pendingEvents(10)).map((f) => f.event.key)).toEqual([ended.key]);
@@ -137,10 +141,7 @@ export function runWebhookEventOutboxContract(label: string, make: () => Promise
 
     it('enqueueEvent clears the event marker with its deliveries, also when no endpoint is subscribed; a failed one stores nothing and leaves it', async () => {
       const a = await endpoint();
-      const run = await newRun();
-      const ended: PendingEvent = { key: runEventKey(run.id, 'call.ended'), type: 'call.ended', at: at(2) };
-      await h.runs.applyStatus(org, run.id, { status: 'completed', at: at(2), disposition: 'completed', event: ended });
-      const marker = { kind: 'run' as const, id: run.id, key: ended.key };
+      const { ended, marker } = await endedRun();
       await expect(h.webhooks.enqueueEvent(org, { event: 'call.ended', now: t0, eventKey: ended.key, marker, body: () => { throw new Error('no body'); } })).rejects.toThrow('no body');
       expect((await h.webhooks.pendingEvents(10)).map((f) => f.event.key)).toEqual([ended.key]);
       expect((await h.webhooks.listDeliveries(org, a.id, { page: 1, limit: 10 })).totalCount).toBe(0);
