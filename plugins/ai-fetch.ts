@@ -29,7 +29,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { NetworkPolicyError, PinnedConnections, type CheckedTarget, type NetworkPolicyOptions } from './network-policy.js';
+import { abortWith, NULL_BODY_STATUSES, PinnedConnections, redirectRefused, type CheckedTarget, type NetworkPolicyOptions } from './network-policy.js';
 
 export interface AiFetchOptions {
   /** How long a URL's check is reused (ms). Default 1 000. */
@@ -45,7 +45,6 @@ export interface AiFetchOptions {
 }
 
 
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 /** A kept connection the server had closed: the request never reached it. */
 const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
@@ -133,13 +132,7 @@ export class AiFetch {
         ...(t.servername ? { servername: t.servername } : {}),
       });
       let answered = false;
-      const onAbort = (): void => {
-        req.destroy(Object.assign(new Error('The operation was aborted', { cause: signal?.reason }), { name: 'AbortError', code: 'ABORT_ERR' }));
-      };
-      if (signal) {
-        signal.addEventListener('abort', onAbort, { once: true });
-        req.once('close', () => signal.removeEventListener('abort', onAbort));
-      }
+      if (signal) abortWith(signal, req);
       req.once('response', (res) => {
         answered = true;
         resolve(res);
@@ -160,7 +153,7 @@ export class AiFetch {
     const status = res.statusCode ?? 0;
     if (status >= 300 && status < 400) {
       res.resume();
-      throw redirectRefused(this.policy, status, res.headers.location, t.target.url);
+      throw redirectRefused(this.policy.label ?? this.policy.field ?? 'url', status, res.headers.location, t.target.url, this.policy.field);
     }
     const headers = new Headers();
     const rawHeaders = res.rawHeaders;
@@ -244,17 +237,4 @@ function* headerEntries(h: RequestInit['headers']): Generator<[string, string]> 
     const v = (h as Record<string, string | undefined>)[k];
     if (v !== undefined) yield [k, v];
   }
-}
-
-function redirectRefused(policy: NetworkPolicyOptions, status: number, raw: string | undefined, base: URL): NetworkPolicyError {
-  let location = raw ?? '(no Location)';
-  if (raw) {
-    try {
-      location = new URL(raw, base).href;
-    } catch {
-      // keep the raw header
-    }
-  }
-  const label = policy.label ?? policy.field ?? 'url';
-  return new NetworkPolicyError('redirect_refused', `${label} answered a redirect (${status}) to ${location}; redirects are not followed`, policy.field ?? 'url', { status, location });
 }

@@ -402,14 +402,15 @@ function agentFor(protocol: string, allowPrivate: boolean): http.Agent {
   return agent;
 }
 
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+/** Statuses whose answer has no body (a `Response` refuses one). */
+export const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304]);
 
 /**
  * What http.request's `signal` option does (the request, and with it its response, destroyed with an
  * `AbortError` whose cause is the signal's reason), with one listener removed when the request closes: node's
  * own wiring (an end-of-stream watcher per request) cost ~45 us per request here.
  */
-function abortWith(signal: AbortSignal, req: http.ClientRequest): void {
+export function abortWith(signal: AbortSignal, req: http.ClientRequest): void {
   const onAbort = (): void => {
     req.destroy(Object.assign(new Error('The operation was aborted', { cause: signal.reason }), { name: 'AbortError', code: 'ABORT_ERR' }));
   };
@@ -436,7 +437,7 @@ function headerRecord(init: PolicyFetchInit['headers']): Record<string, string> 
 }
 
 /** The refusal of a 3xx answer (redirects are never followed): names where it pointed, resolved against `base`. */
-function redirectRefused(label: string, status: number, raw: string | undefined, base: URL, field: string | undefined): NetworkPolicyError {
+export function redirectRefused(label: string, status: number, raw: string | undefined, base: URL, field: string | undefined): NetworkPolicyError {
   let location = raw ?? '(no Location)';
   if (raw) {
     try {
