@@ -314,8 +314,7 @@ export function base64SpanBytes(b: Uint8Array, start: number, end: number, alloc
 export function fastMediaAudio(b: Uint8Array, alloc: (length: number) => Uint8Array): MediaMessage | null {
   let i = skipWs(b, 0);
   if (b[i] !== OPEN_BRACE) return null;
-  let eventSeen = false;
-  let isMedia = false;
+  let eventSeen = false; // and it was "media": any other event returns at once
   let mediaSeen = false;
   let trackSeen = false;
   let track: MediaTrack = 'inbound';
@@ -338,8 +337,7 @@ export function fastMediaAudio(b: Uint8Array, alloc: (length: number) => Uint8Ar
       eventSeen = true;
       i = stringEnd(b, v, true);
       if (i < 0) return null;
-      isMedia = bytesAre(b, v + 1, i - 1, 'media');
-      if (!isMedia) return null;
+      if (!bytesAre(b, v + 1, i - 1, 'media')) return null;
     } else if (depth === 0 && bytesAre(b, keyStart, keyEnd, 'media')) {
       if (mediaSeen || b[v] !== OPEN_BRACE) return null;
       mediaSeen = true;
@@ -386,6 +384,6 @@ export function fastMediaAudio(b: Uint8Array, alloc: (length: number) => Uint8Ar
     }
     break;
   }
-  if (i !== b.length || !isMedia || !payload) return null;
+  if (i !== b.length || !eventSeen || !payload) return null;
   return { kind: 'audio', track, payload };
 }
