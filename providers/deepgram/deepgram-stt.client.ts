@@ -211,6 +211,13 @@ class DeepgramSttStream implements SttStream {
     }
   }
 
+  /** Forgets the audio buffered and not sent (it was taken elsewhere, or the stream is over). */
+  private dropOutgoing(): void {
+    this.outgoing = [];
+    this.outgoingBytes = 0;
+    this.clearOutgoingTimer();
+  }
+
   private clearOutgoingTimer(): void {
     if (this.outgoingTimer === undefined) return;
     clearTimeout(this.outgoingTimer);
@@ -253,9 +260,7 @@ class DeepgramSttStream implements SttStream {
       if (!this.reconnecting) this.sendOutgoing();
       this.pending = [];
       this.unconfirmed = [];
-      this.outgoing = [];
-      this.outgoingBytes = 0;
-      this.clearOutgoingTimer();
+      this.dropOutgoing();
       const ws = this.ws;
       if (ws && ws.readyState === WebSocket.OPEN) {
         // CloseStream: the server sends its last results and Metadata, then closes.
@@ -385,9 +390,7 @@ class DeepgramSttStream implements SttStream {
     // sent, then what was pushed since (newest kept)
     this.pending = [...this.unconfirmed, ...this.outgoing, ...this.pending];
     this.pendingBytes += this.unconfirmedBytes + this.outgoingBytes;
-    this.outgoing = [];
-    this.outgoingBytes = 0;
-    this.clearOutgoingTimer();
+    this.dropOutgoing();
     this.trimPending();
     this.unconfirmed = [];
     this.unconfirmedBytes = 0;
@@ -437,9 +440,7 @@ class DeepgramSttStream implements SttStream {
     this.closing = Promise.resolve();
     this.pending = [];
     this.unconfirmed = [];
-    this.outgoing = [];
-    this.outgoingBytes = 0;
-    this.clearOutgoingTimer();
+    this.dropOutgoing();
     this.ws?.terminate();
     this.events.fail(err);
   }
