@@ -45,6 +45,11 @@ export interface NewEventDeliveries {
   marker?: PendingMarker;
 }
 
+/** The deliveries `enqueueEvent` stores: one per endpoint read, in their order, the same body builder for each. */
+export function eventDeliveries(input: NewEventDeliveries, endpoints: readonly WebhookEndpoint[]): NewWebhookDelivery[] {
+  return endpoints.map((e) => ({ endpointId: e.id, event: input.event, body: input.body, now: input.now, eventKey: input.eventKey ?? null }));
+}
+
 /** The marker an event's deliveries discharge (`enqueue`): which run or campaign, and the event's key. */
 export interface PendingMarker {
   kind: PendingFact['kind'];

@@ -5,6 +5,7 @@ import type { PendingFact } from '../../../core/ports/event-publisher.port.js';
 import type {
   NewEventDeliveries, NewWebhookDelivery, NewWebhookEndpoint, PendingMarker, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
 } from '../../../core/ports/webhook.repository.port.js';
+import { eventDeliveries } from '../../../core/ports/webhook.repository.port.js';
 import type { WebhookDelivery, WebhookDeliveryEvent, WebhookDeliveryStatus, WebhookEndpoint } from '../../../core/webhooks/webhook.js';
 import { isDuplicateKey, nextId, reserveIds } from './mongo-database.js';
 import { Collections, Indexes } from './mongo-schema.js';
@@ -135,9 +136,7 @@ export class MongoWebhookRepository implements WebhookRepository {
     // no multi-document transaction: the read, then `enqueue` (an endpoint written in between is seen by the next event)
     const endpoints = await this.subscribedEndpoints(organizationId, input.event);
     const lease = endpoints.length > 0 ? input.lease?.(endpoints.length) ?? undefined : undefined;
-    const deliveries = await this.enqueue(organizationId, endpoints.map((e) => ({
-      endpointId: e.id, event: input.event, body: input.body, now: input.now, eventKey: input.eventKey ?? null,
-    })), lease, input.marker);
+    const deliveries = await this.enqueue(organizationId, eventDeliveries(input, endpoints), lease, input.marker);
     return { endpoints, deliveries, leased: lease !== undefined };
   }
 

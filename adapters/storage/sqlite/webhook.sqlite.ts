@@ -4,6 +4,7 @@ import type { PendingFact } from '../../../core/ports/event-publisher.port.js';
 import type {
   NewEventDeliveries, NewWebhookDelivery, NewWebhookEndpoint, PendingMarker, WebhookAttemptRecord, WebhookAttemptResult, WebhookEndpointPatch, WebhookRepository,
 } from '../../../core/ports/webhook.repository.port.js';
+import { eventDeliveries } from '../../../core/ports/webhook.repository.port.js';
 import type { WebhookDelivery, WebhookDeliveryEvent, WebhookDeliveryStatus, WebhookEndpoint } from '../../../core/webhooks/webhook.js';
 import { fromMs, fromMsOrNull, toMs, toMsOrNull, type SqliteDatabase } from './database.js';
 import { clearPendingEvent, listPendingEvents } from './pending-events.sqlite.js';
@@ -146,10 +147,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
           return { endpoints, stored: [] as WebhookDelivery[], block: null, leased: false };
         }
         const lease = input.lease?.(endpoints.length) ?? undefined;
-        const deliveries = endpoints.map((e): NewWebhookDelivery => ({
-          endpointId: e.id, event: input.event, body: input.body, now: input.now, eventKey: input.eventKey ?? null,
-        }));
-        const { stored, block } = this.store(organizationId, deliveries, lease, lease ? randomUUID() : null, input.marker);
+        const { stored, block } = this.store(organizationId, eventDeliveries(input, endpoints), lease, lease ? randomUUID() : null, input.marker);
         return { endpoints, stored, block, leased: lease !== undefined };
       }),
       record: db.transaction((records: readonly WebhookAttemptRecord[]) => records.map(({ id, leaseToken, result: r }) => this.q.record.run(
