@@ -33,6 +33,7 @@ export type { AudioEncoding, AudioFormat } from '../core/voice/audio-format.js';
 export { AsyncQueue } from './async-queue.js';
 export { abortError } from './abort-error.js';
 export { audioBodyChunks, type AudioBodyOptions } from './audio-body.js';
+export { allocPayload, base64Payload, decodeBase64Payload, utf8Text } from './media-payload.js';
 export type {
   ChatMessage, FinishReason, LanguageModel, LanguageModelEvent, StreamRequest, StructuredRequest, StructuredResult, TokenUsage, ToolCall, ToolSpec,
 } from '../core/ports/language-model.port.js';

@@ -9,12 +9,7 @@
 import { dtmfDigit, fastMediaAudio, jsonFrame, jsonObject as obj, mediaAudio, mediaFormatOf, nonEmptyString as str, readJsonMessage, startTracks, unknownEvent } from '../../core/calls/media-json-framing.js';
 import type { MediaFraming, MediaMessage, MediaStart, MediaStreamIds, OutboundMedia, WireFrame } from '../../core/calls/media-session.js';
 import { plivoMedia } from './plivo.manifest.js';
-
-/** A decoded payload's bytes: from Node's shared pool, as `Buffer.from(payload, 'base64')` gives them. */
-const allocPayload = (length: number): Uint8Array => Buffer.allocUnsafe(length);
-
-/** Base64 of `bytes` without copying them first (a view of their own buffer). */
-const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+import { allocPayload, base64Payload, decodeBase64Payload, utf8Text } from '../../plugins/sdk.js';
 
 /** One Plivo audio stream WebSocket message as a `MediaMessage`. */
 export function parsePlivoMediaMessage(data: Uint8Array, isBinary: boolean): MediaMessage {
@@ -22,7 +17,7 @@ export function parsePlivoMediaMessage(data: Uint8Array, isBinary: boolean): Med
   // one per 20 ms per call: the media message's fast path, the full parse for everything else
   const fast = fastMediaAudio(data, allocPayload);
   if (fast) return fast;
-  const read = readJsonMessage(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
+  const read = readJsonMessage(utf8Text(data));
   if ('ignored' in read) return read.ignored;
   const m = read.message;
   const event = str(m.event);
@@ -40,7 +35,7 @@ export function parsePlivoMediaMessage(data: Uint8Array, isBinary: boolean): Med
       return { kind: 'start', start };
     }
     case 'media':
-      return mediaAudio(m.media, (payload) => Buffer.from(payload, 'base64'));
+      return mediaAudio(m.media, decodeBase64Payload);
     case 'playedStream': {
       const name = str(m.name);
       return name ? { kind: 'mark', name } : { kind: 'ignored', reason: 'playedStream without a name' };
@@ -62,7 +57,7 @@ export function serializePlivoMediaMessage(message: OutboundMedia, stream: Media
   switch (message.kind) {
     case 'audio':
       // one per 20 ms frame: a template (base64 needs no escaping) instead of building and serializing an object
-      return [{ data: `{"event":"playAudio","media":{"contentType":"audio/x-mulaw","sampleRate":8000,"payload":"${base64(message.payload)}"}}`, binary: false }];
+      return [{ data: `{"event":"playAudio","media":{"contentType":"audio/x-mulaw","sampleRate":8000,"payload":"${base64Payload(message.payload)}"}}`, binary: false }];
     case 'mark':
       return [jsonFrame({ event: 'checkpoint', streamId, name: message.name })];
     case 'clear':

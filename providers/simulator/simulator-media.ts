@@ -13,21 +13,14 @@
 import { dtmfDigit, fastMediaAudio, isBase64Payload, jsonFrame, jsonObject as obj, mediaAudio, nonEmptyString as str, readJsonMessage, unknownEvent } from '../../core/calls/media-json-framing.js';
 import { MULAW_8K_MONO, type MediaFraming, type MediaMessage, type MediaStreamIds, type OutboundMedia, type WireFrame } from '../../core/calls/media-session.js';
 import { simulatorMedia } from './simulator.manifest.js';
-
-/** A decoded payload's bytes: from Node's shared pool, as `Buffer.from(payload, 'base64')` gives them. */
-const allocPayload = (length: number): Uint8Array => Buffer.allocUnsafe(length);
-
-/** Base64 of `bytes` without copying them first (a view of their own buffer). */
-const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
-
-const decode = (payload: string): Uint8Array => Buffer.from(payload, 'base64');
+import { allocPayload, base64Payload, decodeBase64Payload, utf8Text } from '../../plugins/sdk.js';
 
 export function parseSimulatorMediaMessage(data: Uint8Array, isBinary: boolean): MediaMessage {
   if (isBinary) return { kind: 'audio', track: 'inbound', payload: data };
   // one per 20 ms per call: the media message's fast path, the full parse for everything else
   const fast = fastMediaAudio(data, allocPayload);
   if (fast) return fast;
-  const read = readJsonMessage(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
+  const read = readJsonMessage(utf8Text(data));
   if ('ignored' in read) return read.ignored;
   const msg = read.message;
   const event = str(msg.event);
@@ -43,12 +36,12 @@ export function parseSimulatorMediaMessage(data: Uint8Array, isBinary: boolean):
       };
     }
     case 'media':
-      return mediaAudio(msg.media, decode);
+      return mediaAudio(msg.media, decodeBase64Payload);
     case 'audio': {
       const track = msg.track === undefined || msg.track === 'inbound' ? 'inbound' : msg.track === 'outbound' ? 'outbound' : null;
       if (!track) return { kind: 'ignored', reason: 'audio on an unknown track' };
       if (!isBase64Payload(msg.payload)) return { kind: 'ignored', reason: 'audio without a base64 payload' };
-      return { kind: 'audio', track, payload: decode(msg.payload) };
+      return { kind: 'audio', track, payload: decodeBase64Payload(msg.payload) };
     }
     case 'mark': {
       const name = str(obj(msg.mark)?.name) ?? str(msg.name);
@@ -69,7 +62,7 @@ export function serializeSimulatorMediaMessage(message: OutboundMedia, stream: M
   switch (message.kind) {
     case 'audio':
       // one per 20 ms frame: a template (base64 needs no escaping) instead of building and serializing an object
-      return [{ data: `{"event":"media","streamSid":${JSON.stringify(streamSid)},"media":{"payload":"${base64(message.payload)}"}}`, binary: false }];
+      return [{ data: `{"event":"media","streamSid":${JSON.stringify(streamSid)},"media":{"payload":"${base64Payload(message.payload)}"}}`, binary: false }];
     case 'clear':
       return [jsonFrame({ event: 'clear', streamSid })];
     case 'mark':

@@ -11,12 +11,7 @@
 import { dtmfDigit, fastMediaAudio, jsonFrame, jsonObject as obj, mediaAudio, mimeEncoding, nonEmptyString as str, readJsonMessage, startTracks, unknownEvent } from '../../core/calls/media-json-framing.js';
 import type { MediaFormat, MediaFraming, MediaMessage, MediaStart, MediaStreamIds, OutboundMedia, WireFrame } from '../../core/calls/media-session.js';
 import { telnyxMedia } from './telnyx.manifest.js';
-
-/** A decoded payload's bytes: from Node's shared pool, as `Buffer.from(payload, 'base64')` gives them. */
-const allocPayload = (length: number): Uint8Array => Buffer.allocUnsafe(length);
-
-/** Base64 of `bytes` without copying them first (a view of their own buffer). */
-const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+import { allocPayload, base64Payload, decodeBase64Payload, utf8Text } from '../../plugins/sdk.js';
 
 function telnyxFormat(v: unknown): MediaFormat | null {
   const f = obj(v);
@@ -33,7 +28,7 @@ export function parseTelnyxMediaMessage(data: Uint8Array, isBinary: boolean): Me
   // one per 20 ms per call: the media message's fast path, the full parse for everything else
   const fast = fastMediaAudio(data, allocPayload);
   if (fast) return fast;
-  const read = readJsonMessage(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
+  const read = readJsonMessage(utf8Text(data));
   if ('ignored' in read) return read.ignored;
   const m = read.message;
   const event = str(m.event);
@@ -53,7 +48,7 @@ export function parseTelnyxMediaMessage(data: Uint8Array, isBinary: boolean): Me
       return { kind: 'start', start };
     }
     case 'media':
-      return mediaAudio(m.media, (payload) => Buffer.from(payload, 'base64'));
+      return mediaAudio(m.media, decodeBase64Payload);
     case 'mark': {
       const name = str(obj(m.mark)?.name);
       return name ? { kind: 'mark', name } : { kind: 'ignored', reason: 'mark without a name' };
@@ -76,7 +71,7 @@ export function serializeTelnyxMediaMessage(message: OutboundMedia, _stream: Med
   switch (message.kind) {
     case 'audio':
       // one per 20 ms frame: a template (base64 needs no escaping) instead of building and serializing an object
-      return [{ data: `{"event":"media","media":{"payload":"${base64(message.payload)}"}}`, binary: false }];
+      return [{ data: `{"event":"media","media":{"payload":"${base64Payload(message.payload)}"}}`, binary: false }];
     case 'mark':
       return [jsonFrame({ event: 'mark', mark: { name: message.name } })];
     case 'clear':
