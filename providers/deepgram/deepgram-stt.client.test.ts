@@ -151,6 +151,20 @@ describe('deepgram live transcription client', () => {
     await stream.close();
   });
 
+  it('keeps 40 ms messages until Deepgram\'s own utterance_end_ms has passed, when it is longer than 1 s', async () => {
+    const stream = await client({ utteranceEndMs: 1500 }).open({ format: MULAW_8K });
+    const conn = fake.connections[0]!;
+    stream.push(speechAudio(MULAW_8K, 20));
+    for (let i = 0; i < 70; i++) stream.push(silenceAudio(MULAW_8K, 20)); // 1.4 s of quiet: not yet quiet enough
+    await until('36 messages', () => conn.audioMessages.length === 36);
+    expect(conn.audioMessages).toEqual([160, ...Array(35).fill(320)]);
+    // four more frames in 40 ms messages; from 1.5 s of quiet on, 200 ms messages (the 16th frame waits)
+    for (let i = 0; i < 15; i++) stream.push(silenceAudio(MULAW_8K, 20));
+    await until('39 messages', () => conn.audioMessages.length === 39);
+    expect(conn.audioMessages.slice(36)).toEqual([320, 320, 1600]);
+    await stream.close();
+  });
+
   it('judges sound by mean level in each encoding: silence and a faint hiss are quiet, speech is not', () => {
     for (const format of [MULAW_8K, { encoding: 'alaw', sampleRate: 8000 } as const, { encoding: 'l16', sampleRate: 16000 } as const]) {
       expect(hasSound(silenceAudio(format, 20), format)).toBe(false);

@@ -68,8 +68,8 @@ export interface DeepgramSttOptions {
   sendChunkMs?: number;
   /**
    * After this long without sound (ms of audio), audio is sent in `quietChunkMs` messages, until a push with sound
-   * (sent at once with what was buffered). Default 1000: longer than the endpointing and `utterance_end_ms`
-   * defaults, so Deepgram's own end-of-speech results are never delayed by it. Infinity: never.
+   * (sent at once with what was buffered). Default: the longest of 1000, `endpointingMs` and `utteranceEndMs`, so
+   * Deepgram's own end-of-speech results are never delayed by it. Infinity: never.
    */
   quietAfterMs?: number;
   /** Message size while quiet (ms of audio). Default 200 (Deepgram asks for 20-250 ms per message). */
@@ -210,7 +210,9 @@ class DeepgramSttStream implements SttStream {
     this.maxPendingBytes = Math.ceil(((opts.maxBufferedMs ?? 5000) * this.bytesPerSecond) / 1000);
     this.chunkBytes = Math.floor(((opts.sendChunkMs ?? 40) * this.bytesPerSecond) / 1000);
     this.quietChunkBytes = Math.max(this.chunkBytes, Math.floor(((opts.quietChunkMs ?? 200) * this.bytesPerSecond) / 1000));
-    this.quietAfterBytes = ((opts.quietAfterMs ?? 1000) * this.bytesPerSecond) / 1000;
+    // never before Deepgram's own endpointing and UtteranceEnd could have come: those are counted on the audio it has
+    const quietAfterMs = opts.quietAfterMs ?? Math.max(1000, opts.endpointingMs ?? 300, opts.utteranceEndMs ?? 1000);
+    this.quietAfterBytes = (quietAfterMs * this.bytesPerSecond) / 1000;
     this.events = new AsyncQueue<SttEvent>(() => void this.close());
   }
 
