@@ -190,6 +190,7 @@ async function workerMain(port) {
     const failures = [];
     let early = 0;
     const t0 = performance.now();
+    const harnessLag = process.env.BENCH_VOICE_DEBUG ? lagTimeline(t0) : null;
     await Promise.all(m.calls.map(async (call, i) => {
       // calls start evenly over ARRIVAL_MS (see there); each stream starts RING_MS after its webhook was answered
       // at the earliest (the carrier answers and connects the stream; the agent prepares meanwhile)
@@ -257,7 +258,10 @@ async function workerMain(port) {
       }
     }));
     workerLoop.disable();
-    port.postMessage({ type: 'done', workerLoopP99Ms: workerLoop.percentile(99) / 1e6, rings, latencies, latencyAt, bargeIns, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
+    const dgMessages = deepgram.connections.reduce((a, c) => a + c.audioMessages.length, 0);
+    const dgConnections = deepgram.connections.length;
+    deepgram.connections.length = 0;
+    port.postMessage({ type: 'done', deepgramAudio: { messages: dgMessages, connections: dgConnections }, harnessLag: harnessLag?.stop() ?? null, workerLoopP99Ms: workerLoop.percentile(99) / 1e6, rings, latencies, latencyAt, bargeIns, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
   });
 }
 
@@ -409,6 +413,7 @@ async function main() {
     const cpu0 = process.cpuUsage();
     const main0 = mainThreadCpuMs();
     const t0 = performance.now();
+    const serviceLag = process.env.BENCH_VOICE_DEBUG ? lagTimeline(t0) : null;
     // typed arrays: cloned as bytes (arrays of numbers took the worker ~0.3 s to take in, delaying the fakes' answers)
     worker.postMessage({ type: 'calls', ringMs: RING_MS, arrivalMs: ARRIVAL_MS, calls, speech, barge, noises, known });
     const done = await new Promise((r) => worker.on('message', function onDone(m) {
@@ -418,12 +423,22 @@ async function main() {
       }
     }));
     const wall = performance.now() - t0;
+    const serviceLagTimeline = serviceLag?.stop() ?? null;
     await new Promise((r) => setTimeout(r, 500)); // the last runs' records land after their hang-ups
     const cpu = process.cpuUsage(cpu0);
     const mainCpu = main0 === null ? null : mainThreadCpuMs() - main0;
     loopDelay.disable();
     const gcStats = gc.stop();
     const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+    const slowTurns = async (d, cs, workflowId, ref) => {
+      const slow = d.latencyAt.filter(([, , , ms]) => ms - ref > 100);
+      if (slow.length === 0) return [];
+      const runs = (await request('GET', `/workflow/${workflowId}/runs?page=1&limit=100`, undefined, auth)).runs;
+      return slow.map(([call, turn, at, ms]) => {
+        const entries = runs.find((r) => r.name.endsWith(cs[call].from))?.logs?.entries?.filter((e) => e.event === 'turn') ?? [];
+        return { call, turn, at_ms: at, latency_ms: ms, service: entries[turn]?.details ?? null };
+      });
+    };
     const sttMs = stt === 'streaming' ? STT_MS : mean(done.fake.stt); // the Deepgram fake's set final delay
     const reference = VAD_HANGOVER_MS + sttMs + mean(done.fake.llm) + mean(done.fake.tts);
     const p50 = percentile(done.latencies, 50);
@@ -442,6 +457,14 @@ async function main() {
       // BENCH_VOICE_DEBUG=1: the first call's per-turn latency entries as the service measured them (its VAD's
       // end of speech → first audio sent, and each provider's time)
       ...(process.env.BENCH_VOICE_DEBUG ? { first_call_turns: (await request('GET', `/workflow/${wf.id}/runs?page=1&limit=100`, undefined, auth)).runs.find((r) => r.name.endsWith(calls[0].from))?.logs?.entries?.filter((e) => e.event === 'turn').map((e) => e.details) } : {}),
+      // BENCH_VOICE_DEBUG=1: the turns more than 100 ms over the reference, each with the service's own entry for it
+      // (its VAD's end of speech → first audio sent, stt = final after the VAD's stop, model first token, first TTS
+      // audio): the wire's latency minus the service's is time in the sockets and event loops at either end
+      // BENCH_VOICE_DEBUG=1: the largest lateness of a 50 ms timer per 500 ms of the run, in the service and in the harness
+      // BENCH_VOICE_DEBUG=1: binary audio messages the Deepgram fake received (each one a socket write of the service)
+      ...(process.env.BENCH_VOICE_DEBUG && stt === 'streaming' ? { deepgram_audio_messages_per_call: round(done.deepgramAudio.messages / n) } : {}),
+      ...(process.env.BENCH_VOICE_DEBUG ? { loop_lag_ms_per_500ms: { service: serviceLagTimeline, harness: done.harnessLag } } : {}),
+      ...(process.env.BENCH_VOICE_DEBUG ? { slow_turns: await slowTurns(done, calls, wf.id, reference) } : {}),
       // BENCH_VOICE_DEBUG=1 also lists every barge-in time (to see the shape of a tail)
       barge_in: { events: done.bargeIns.length, p50_ms: round(percentile(done.bargeIns, 50)), p95_ms: round(percentile(done.bargeIns, 95)), target_ms: MIN_SPEECH_MS + 100, ...(process.env.BENCH_VOICE_DEBUG ? { all: done.bargeIns.map(round).sort((a, b) => a - b) } : {}) },
       service_cpu_percent_of_core: round((100 * (cpu.user + cpu.system) / 1000) / wall),
@@ -474,16 +497,39 @@ async function main() {
 }
 
 
+/**
+ * BENCH_VOICE_DEBUG=1: an event loop's lateness over time: a 50 ms timer's delay past its due time, the largest per
+ * 500 ms from `t0` (performance.now()), to see which process (the service or the harness) lags in a burst.
+ */
+function lagTimeline(t0) {
+  const out = [];
+  let due = performance.now() + 50;
+  let timer = null;
+  const tick = () => {
+    const now = performance.now();
+    const bucket = Math.floor((now - t0) / 500);
+    out[bucket] = Math.max(out[bucket] ?? 0, Math.round(now - due));
+    due = now + 50;
+    timer = setTimeout(tick, 50);
+  };
+  timer = setTimeout(tick, 50);
+  return { stop: () => { clearTimeout(timer); return Array.from(out, (x) => x ?? 0); } };
+}
+
 const round = (x) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
 
 /**
  * Memory per concurrent talking call (issue 12: <= 3 MB), at the largest step only: the service's live heap and
  * array buffers (the main thread's isolate: audio, recordings' windows) and the process's RSS (which also holds the
  * callers' worker: an upper bound), after a full GC just before the calls' webhooks and again MEMORY_AT_MS after
- * `start()` (the calls' streams start then; every call connected and talking for 7 s or more by the second sample), divided by the
- * calls. Two forced GCs in all (a few ms each, ~0.1 s with Silero loaded).
+ * `start()` (the calls' streams start then), divided by the calls. Two forced GCs in all. The second stops the
+ * service's thread for 150-450 ms with 50 calls live (BENCH_VOICE_DEBUG's loop_lag_ms_per_500ms), which production
+ * never does, so it is taken where no latency or barge-in is being measured: after every call's barge-in (~25 s
+ * into a lockstep run, up to ARRIVAL_MS later when spread), while the calls play their fixture turns (which a
+ * stall cannot make interrupt) and are all still connected (a call lasts ~74 s). Until 2026-11-28 it was taken
+ * 8 s in, among the last calls' first turns, which it delayed (their replies land at 5-8.5 s in lockstep).
  */
-const MEMORY_AT_MS = Math.max(ARRIVAL_MS, 1000) + 7000;
+const MEMORY_AT_MS = Math.max(ARRIVAL_MS, 1000) + 34_000;
 function memoryPerCall(n) {
   const gc = memoryGc();
   const sample = () => {
@@ -507,10 +553,10 @@ function memoryPerCall(n) {
  * thread; the memory sample's two forced collections left out): how many, their total and longest, and how many
  * were over 10 ms, each of which an event-loop delay sample sees (issue 12: p99 <= 20 ms).
  */
-function gcPauses() {
+function gcPauses(t0 = performance.now()) {
   const pauses = [];
   const take = (entries) => {
-    for (const e of entries) if (!(e.detail?.flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED)) pauses.push({ ms: e.duration, kind: e.detail?.kind });
+    for (const e of entries) if (!(e.detail?.flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED)) pauses.push({ ms: e.duration, kind: e.detail?.kind, at: e.startTime });
   };
   const observer = new PerformanceObserver((list) => take(list.getEntries()));
   observer.observe({ entryTypes: ['gc'] });
@@ -527,6 +573,8 @@ function gcPauses() {
         // incremental marking steps and weak-callback processing
         other: pauses.length - minor.length - major.length, other_ms: round(sum(pauses) - sum(minor) - sum(major)),
         max_ms: round(Math.max(0, ...pauses.map((p) => p.ms))), over_10ms: pauses.filter((p) => p.ms > 10).length,
+        // BENCH_VOICE_DEBUG=1: each pause over 10 ms as [ms into the run (performance.now() - t0), ms, 'major' | 'minor' | kind]
+        ...(process.env.BENCH_VOICE_DEBUG ? { over_10ms_at: pauses.filter((p) => p.ms > 10).map((p) => [Math.round(p.at - t0), round(p.ms), p.kind === constants.NODE_PERFORMANCE_GC_MAJOR ? 'major' : p.kind === constants.NODE_PERFORMANCE_GC_MINOR ? 'minor' : p.kind]) } : {}),
       };
     },
   };

@@ -7,9 +7,9 @@ import { MULAW_8K } from '../../core/voice/audio-format.js';
 import { speechProviderDeps } from '../../plugins/ai-speech-services.js';
 import { collectUntil, finalText, speak, speechToTextContract } from '../../test/contracts/speech-to-text.contract.js';
 import { FakeDeepgramServer } from '../../test/fakes/deepgram/fake-deepgram-server.js';
-import { frames, silenceAudio, speechAudio } from '../../test/fakes/scripted-speech.js';
+import { encodeSamples, frames, silenceAudio, speechAudio } from '../../test/fakes/scripted-speech.js';
 import WebSocket from 'ws';
-import { DeepgramSpeechToText, type DeepgramSttOptions } from './deepgram-stt.client.js';
+import { DeepgramSpeechToText, hasSound, type DeepgramSttOptions } from './deepgram-stt.client.js';
 
 const { checkConnect } = speechProviderDeps(true);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -93,17 +93,19 @@ describe('deepgram live transcription client', () => {
 
   it('sends audio in 40 ms messages (two carrier frames), what is left before a Finalize or after 40 ms without more; sendChunkMs 0 sends each push', async () => {
     const stream = await client().open({ format: MULAW_8K });
-    const frame = () => new Uint8Array(160).fill(0xff); // 20 ms of μ-law silence
+    const frame = () => speechAudio(MULAW_8K, 20); // 20 ms of sound
     for (let i = 0; i < 5; i++) stream.push(frame());
     const conn = fake.connections[0]!;
-    await until('two messages', () => conn.audioMessages.length === 2);
-    expect(conn.audioMessages).toEqual([320, 320]); // the fifth frame waits for a sixth
+    await until('three messages', () => conn.audioMessages.length === 3);
+    // the first sound goes at once (nothing was said before it), then two frames a message; the fifth waits
+    expect(conn.audioMessages).toEqual([160, 320, 320]);
+    stream.push(frame());
     stream.finalize();
     await until('the Finalize', () => conn.controls.includes('Finalize'));
-    expect(conn.audioMessages).toEqual([320, 320, 160]); // sent before the Finalize
+    expect(conn.audioMessages).toEqual([160, 320, 320, 160]); // sent before the Finalize
     stream.push(frame());
     await sleep(120); // no more audio: the partial chunk goes out on its own
-    expect(conn.audioMessages).toEqual([320, 320, 160, 160]);
+    expect(conn.audioMessages).toEqual([160, 320, 320, 160, 160]);
     await stream.close();
 
     const each = await client({ sendChunkMs: 0 }).open({ format: MULAW_8K });
@@ -112,6 +114,66 @@ describe('deepgram live transcription client', () => {
     await until('three messages', () => conn2.audioMessages.length === 3);
     expect(conn2.audioMessages).toEqual([160, 160, 160]);
     await each.close();
+  });
+
+  it('after quietAfterMs without sound sends 200 ms messages, and the first sound at once with the quiet audio before it', async () => {
+    fake.say('yes');
+    const stream = await client({ quietAfterMs: 100 }).open({ format: MULAW_8K });
+    const events = stream.events[Symbol.asyncIterator]();
+    const conn = fake.connections[0]!;
+    const silence = () => silenceAudio(MULAW_8K, 20);
+    // quiet from the start: ten frames of silence are one 200 ms message
+    for (let i = 0; i < 12; i++) stream.push(silence());
+    await until('one message', () => conn.audioMessages.length === 1);
+    expect(conn.audioMessages).toEqual([1600]);
+    // sound: the two quiet frames buffered and the sound go out together, at once
+    stream.push(speechAudio(MULAW_8K, 20));
+    await until('two messages', () => conn.audioMessages.length === 2);
+    expect(conn.audioMessages).toEqual([1600, 480]);
+    // while the sound lasts, and for quietAfterMs (100 ms) after it, 40 ms messages
+    for (let i = 0; i < 4; i++) stream.push(speechAudio(MULAW_8K, 20));
+    for (let i = 0; i < 6; i++) stream.push(silence());
+    await until('seven messages', () => conn.audioMessages.length === 7);
+    expect(conn.audioMessages).toEqual([1600, 480, 320, 320, 320, 320, 320]);
+    // quiet again: the next messages are 200 ms
+    for (let i = 0; i < 20; i++) stream.push(silence());
+    await until('nine messages', () => conn.audioMessages.length === 9);
+    expect(conn.audioMessages.slice(7)).toEqual([1600, 1600]);
+    // the fake heard the speech and its silence: its endpointing's final (within the 40 ms messages)
+    const seen = await collectUntil(events, (e) => e.type === 'final' && e.speechFinal);
+    expect(finalText(seen)).toBe('yes');
+    // a Finalize still sends what is buffered first
+    stream.push(silence());
+    stream.finalize();
+    await until('the Finalize', () => conn.controls.includes('Finalize'));
+    expect(conn.audioMessages.slice(9)).toEqual([160]);
+    expect(conn.audioBytes).toBe(160 * (12 + 1 + 4 + 6 + 20 + 1));
+    await stream.close();
+  });
+
+  it('keeps 40 ms messages until Deepgram\'s own utterance_end_ms has passed, when it is longer than 1 s', async () => {
+    const stream = await client({ utteranceEndMs: 1500 }).open({ format: MULAW_8K });
+    const conn = fake.connections[0]!;
+    stream.push(speechAudio(MULAW_8K, 20));
+    for (let i = 0; i < 70; i++) stream.push(silenceAudio(MULAW_8K, 20)); // 1.4 s of quiet: not yet quiet enough
+    await until('36 messages', () => conn.audioMessages.length === 36);
+    expect(conn.audioMessages).toEqual([160, ...Array(35).fill(320)]);
+    // four more frames in 40 ms messages; from 1.5 s of quiet on, 200 ms messages (the 16th frame waits)
+    for (let i = 0; i < 15; i++) stream.push(silenceAudio(MULAW_8K, 20));
+    await until('39 messages', () => conn.audioMessages.length === 39);
+    expect(conn.audioMessages.slice(36)).toEqual([320, 320, 1600]);
+    await stream.close();
+  });
+
+  it('judges sound by mean level in each encoding: silence and a faint hiss are quiet, speech is not', () => {
+    for (const format of [MULAW_8K, { encoding: 'alaw', sampleRate: 8000 } as const, { encoding: 'l16', sampleRate: 16000 } as const]) {
+      expect(hasSound(silenceAudio(format, 20), format)).toBe(false);
+      expect(hasSound(speechAudio(format, 20), format)).toBe(true);
+      const faint = new Int16Array(format.sampleRate / 50).map((_, i) => (i % 2 ? 40 : -40)); // mean |sample| 40
+      expect(hasSound(encodeSamples(faint, format), format)).toBe(false);
+      const audible = faint.map((v) => v * 2); // 80
+      expect(hasSound(encodeSamples(audible, format), format)).toBe(true);
+    }
   });
 
   it('the fake hears audio in 20 ms pieces: its endpointing counts the silence from inside a message, not from its end', async () => {

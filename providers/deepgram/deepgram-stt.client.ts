@@ -4,7 +4,12 @@
  *
  * - Client → server: binary audio in the stream's format (μ-law 8 kHz straight from the carrier), in chunks of
  *   at least `sendChunkMs` (40 ms: two carrier frames a message, half the sends of one per 20 ms frame; LiveKit
- *   sends Deepgram 50 ms chunks), the rest going out before each Finalize and CloseStream,
+ *   sends Deepgram 50 ms chunks), the rest going out before each Finalize and CloseStream. Once the line has
+ *   been quiet (no 20 ms piece above ~-54 dBFS mean level) for `quietAfterMs` (1 s, past Deepgram's endpointing
+ *   and `utterance_end_ms`, so neither is delayed), silence goes in `quietChunkMs` (200 ms) messages, within
+ *   the 20-250 ms Deepgram asks for; the first piece with sound goes out at once with the quiet audio buffered
+ *   before it, and 40 ms messages resume. On a call the caller is quiet most of the time (the agent talks,
+ *   pauses), and each message is a socket write, the largest cost of a streaming call on the service's thread.
  *   `{"type":"Finalize"}` when the caller stops speaking, `{"type":"KeepAlive"}` after `keepAliveMs` without
  *   audio (Deepgram closes an idle stream after 10 s), `{"type":"CloseStream"}` on close.
  * - Server → client: `Results` (`is_final`, `speech_final`, `from_finalize`), `SpeechStarted`, `UtteranceEnd`,
@@ -23,6 +28,7 @@
  */
 import type { LookupFunction } from 'node:net';
 import WebSocket from 'ws';
+import { ALAW_TO_PCM, MULAW_TO_PCM } from '../../core/voice/g711.js';
 import {
   AsyncQueue, NetworkPolicyError, ProviderApiError,
   type AudioFormat, type ConnectPermit, type SpeechToText, type SttEvent, type SttStream, type SttStreamOptions,
@@ -56,9 +62,51 @@ export interface DeepgramSttOptions {
   closeTimeoutMs?: number;
   /**
    * Audio is sent once this much of it is buffered (ms of the stream's format), and whatever is buffered before a
-   * Finalize or a CloseStream; 0 sends each push as it comes. Default 40: two 20 ms carrier frames a message.
+   * Finalize or a CloseStream; 0 sends each push as it comes (while not quiet: see `quietAfterMs`). Default 40:
+   * two 20 ms carrier frames a message.
    */
   sendChunkMs?: number;
+  /**
+   * After this long without sound (ms of audio), audio is sent in `quietChunkMs` messages, until a push with sound
+   * (sent at once with what was buffered). Default: the longest of 1000, `endpointingMs` and `utteranceEndMs`, so
+   * Deepgram's own end-of-speech results are never delayed by it. Infinity: never.
+   */
+  quietAfterMs?: number;
+  /** Message size while quiet (ms of audio). Default 200 (Deepgram asks for 20-250 ms per message). */
+  quietChunkMs?: number;
+}
+
+/**
+ * Mean |sample| at or above which a push is sound (delays the quiet chunks): 64 of 32768, about -54 dBFS mean
+ * level, below any speech and below the VAD's -50 dBFS gate; a line's idle hiss above it only keeps the 40 ms
+ * messages (the behaviour without quiet chunks).
+ */
+export const DEEPGRAM_SOUND_LEVEL = 64;
+
+/** Whether `audio` (in `format`) has a mean |sample| of at least DEEPGRAM_SOUND_LEVEL. */
+export function hasSound(audio: Uint8Array, format: AudioFormat): boolean {
+  if (format.encoding === 'l16') {
+    const n = audio.byteLength >> 1;
+    if (n === 0) return false;
+    const view = new DataView(audio.buffer, audio.byteOffset, n * 2);
+    const limit = DEEPGRAM_SOUND_LEVEL * n;
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      sum += Math.abs(view.getInt16(i * 2, true));
+      if (sum >= limit) return true;
+    }
+    return false;
+  }
+  const table = format.encoding === 'alaw' ? ALAW_TO_PCM : MULAW_TO_PCM;
+  const n = audio.byteLength;
+  if (n === 0) return false;
+  const limit = DEEPGRAM_SOUND_LEVEL * n;
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    sum += Math.abs(table[audio[i]!]!);
+    if (sum >= limit) return true;
+  }
+  return false;
 }
 
 const ENCODINGS: Record<AudioFormat['encoding'], string> = { mulaw: 'mulaw', alaw: 'alaw', l16: 'linear16' };
@@ -124,6 +172,10 @@ class DeepgramSttStream implements SttStream {
   private outgoing: Buffer[] = [];
   private outgoingBytes = 0;
   private readonly chunkBytes: number;
+  private readonly quietChunkBytes: number;
+  private readonly quietAfterBytes: number;
+  /** Bytes pushed since the last push with sound (starts quiet: nothing has been said yet). */
+  private quietBytes = Infinity;
   /** Sends a partial chunk `sendChunkMs` after its first byte came, should no more audio come (a stalled stream). */
   private outgoingTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly maxPendingBytes: number;
@@ -157,6 +209,10 @@ class DeepgramSttStream implements SttStream {
     this.bytesPerSecond = options.format.sampleRate * (options.format.encoding === 'l16' ? 2 : 1);
     this.maxPendingBytes = Math.ceil(((opts.maxBufferedMs ?? 5000) * this.bytesPerSecond) / 1000);
     this.chunkBytes = Math.floor(((opts.sendChunkMs ?? 40) * this.bytesPerSecond) / 1000);
+    this.quietChunkBytes = Math.max(this.chunkBytes, Math.floor(((opts.quietChunkMs ?? 200) * this.bytesPerSecond) / 1000));
+    // never before Deepgram's own endpointing and UtteranceEnd could have come: those are counted on the audio it has
+    const quietAfterMs = opts.quietAfterMs ?? Math.max(1000, opts.endpointingMs ?? 300, opts.utteranceEndMs ?? 1000);
+    this.quietAfterBytes = (quietAfterMs * this.bytesPerSecond) / 1000;
     this.events = new AsyncQueue<SttEvent>(() => void this.close());
   }
 
@@ -175,15 +231,22 @@ class DeepgramSttStream implements SttStream {
     this.finalizedSinceAudio = false;
     // a copy: the caller may reuse its buffer, and this one may have to be sent again
     const copy = Buffer.from(audio);
+    const sound = hasSound(copy, this.options.format);
+    const wasQuiet = this.quietBytes >= this.quietAfterBytes;
+    this.quietBytes = sound ? 0 : this.quietBytes + copy.length;
     if (this.ws?.readyState === WebSocket.OPEN && !this.reconnecting) {
       this.outgoing.push(copy);
       this.outgoingBytes += copy.length;
-      if (this.outgoingBytes >= this.chunkBytes) this.sendOutgoing();
+      // sound after a quiet stretch goes out at once (with the quiet audio before it): Deepgram hears it no later
+      // than in 40 ms messages
+      if (sound && wasQuiet) this.sendOutgoing();
+      else if (this.outgoingBytes >= (this.quietBytes >= this.quietAfterBytes ? this.quietChunkBytes : this.chunkBytes)) this.sendOutgoing();
       else if (!this.outgoingTimer) {
+        const quiet = this.quietBytes >= this.quietAfterBytes;
         this.outgoingTimer = setTimeout(() => {
           this.outgoingTimer = undefined;
           this.sendOutgoing();
-        }, this.opts.sendChunkMs ?? 40);
+        }, quiet ? (this.opts.quietChunkMs ?? 200) : (this.opts.sendChunkMs ?? 40));
         this.outgoingTimer.unref?.();
       }
       return;
