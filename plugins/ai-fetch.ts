@@ -14,18 +14,20 @@
  * - **A check is reused for at most `checkCacheMs` (default 1 s) per URL**, and only towards the addresses it
  *   checked: the request's `lookup` answers only those. After that the host is resolved and checked again. A
  *   failed check is never kept.
- * - **Keep-alive connections per origin and checked address set**, up to `maxFreeSockets` (default 256) idle ones,
- *   so the connections of 50 calls' requests in flight together are all reused by the next wave (node's default
- *   pool of 16 closed the rest, and every wave opened new connections). When a new check gives other addresses,
- *   requests go to a new pool; the old pool's idle connections are closed. An idle connection is closed by a
- *   sweep within `idleSocketMs` (default 15 s) of its last request, without a socket timer per request.
+ * - **Keep-alive connections per origin and checked address set** (`PinnedPool`: undici clients, one connection
+ *   each), as many as were in flight together, so the connections of 50 calls' requests in flight together are
+ *   all reused by the next wave (node's default pool of 16 closed the rest, and every wave opened new
+ *   connections). When a new check gives other addresses, requests go to a new pool; the old pool's idle
+ *   connections are closed. An idle connection is closed by undici's keep-alive timer after `idleSocketMs`
+ *   (default 15 s), or 2 s before the server's own `Keep-Alive: timeout` when that is shorter.
  * - **A request sent on a kept connection that the server closed meanwhile** (ECONNRESET / EPIPE / a hang-up
- *   before any answer: the server's keep-alive timeout crossed it) is sent once more on a new connection, as
- *   node's documentation advises; the server never saw it. Any other failure rejects with the socket's error.
- *
- * The answer is a WHATWG `Response` whose body streams the socket's bytes with back-pressure (pulled one read at
- * a time), built directly rather than through `Readable.toWeb`, whose adapter (end-of-stream watchers, a
- * listener set per stream) cost more than the request itself. `init.signal` aborts the request and its body.
+ *   before any answer: the server's keep-alive timeout crossed it) is sent once more on a new connection of its
+ *   own; the server never saw it. undici itself retries nothing. Any other failure rejects with the socket's error
+ *   (undici's socket error as node's `socket hang up`, ECONNRESET).
+
+ * The answer is a WHATWG `Response` whose body streams the connection's bytes with back-pressure (undici's
+ * handler callbacks feed it; pulled one read at a time), built directly rather than through a node stream and
+ * `Readable.toWeb`. `init.signal` aborts the request and its body.
  */
 import type { Dispatcher } from 'undici';
 import {

@@ -20,8 +20,9 @@
  *   Node 20's global `fetch` (undici) has no per-request `lookup`, so it is not used here.
  * - `classifyAddress(ip)`: 'metadata' | 'private' | 'public' for one resolved address.
  * - `PinnedPoster`: POSTs for many small requests to few receivers (webhooks): a check reused for at most 1 s
- *   per URL and only towards the addresses it checked, keep-alive pools per receiver and checked address set,
- *   status only (the body drained), redirects refused, the whole exchange bounded by a timeout.
+ *   per URL and only towards the addresses it checked, keep-alive pools per receiver and checked address set
+ *   (undici clients, `PinnedConnections`), status only (the body drained), redirects refused, the whole exchange
+ *   bounded by a timeout.
  *
  * Rules: cloud-metadata addresses and names (`METADATA_HOSTS`) are always refused, in every spelling: IPv4-mapped
  * or -compatible IPv6 (`::ffff:169.254.169.254`), NAT64 (`64:ff9b::a9fe:a9fe`), 6to4 (`2002:a9fe:a9fe::`), and the
@@ -639,8 +640,8 @@ export interface PinnedClient extends Client {
 /**
  * What the pinned clients (the webhooks' `PinnedPoster`, the AI services' fetch in ai-fetch.ts) keep between
  * requests, and why that cannot be used for DNS rebinding (docs/security.md "Outbound connections"). The HTTP
- * client is undici's (`Pool`/`Client`, HTTP/1.1, no pipelining), not node:http: ~40 % less CPU per request
- * (docs/benchmarks.md section 8).
+ * client is undici's (`Client`s in a `PinnedPool`, HTTP/1.1, no pipelining), not node:http: about half the CPU per
+ * webhook POST (docs/benchmarks.md section 8).
  *
  * - **The check of a URL, for `checkCacheMs` (default 1 s), per URL.** The cached value is the checked target:
  *   the addresses that passed `assertConnectable` (the host resolved, every address checked) and the pinned lookup
@@ -789,7 +790,7 @@ export function isKeptConnection(client: PinnedClient): boolean {
 }
 
 /**
- * POSTs over node's http(s) to addresses the policy checked, for callers that send many small requests to a few
+ * POSTs over undici to addresses the policy checked, for callers that send many small requests to a few
  * receivers and need only the status (webhook deliveries; docs/security.md "Outbound connections"). Checks and
  * keep-alive connections are kept as `PinnedConnections` says (a check for 1 s towards its addresses only; 16
  * idle connections per origin and address set). Besides:
