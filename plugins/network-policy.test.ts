@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { getEventListeners } from 'node:events';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import tls from 'node:tls';
 import {
   assertConnectable,
   cachingResolver,
@@ -310,6 +312,35 @@ describe('PinnedPoster (webhook deliveries)', () => {
     expect(await post(p, url)).toEqual({ status: 200 });
     expect(s.seen).toHaveLength(3);
     p.close();
+  });
+
+  it('https: connects to the checked address, names the URL\'s host in TLS (SNI), and verifies the certificate', async () => {
+    // a self-signed certificate for hooks.test (test/fixtures/tls): the server sees the name the client asked for;
+    // the client refuses the certificate (no trusted issuer), so verification is on and nothing is sent
+    const dir = new URL('../test/fixtures/tls/', import.meta.url);
+    const names: Array<string | undefined> = [];
+    const context = { key: readFileSync(new URL('hooks-test.key', dir)), cert: readFileSync(new URL('hooks-test.crt', dir)) };
+    const server = tls.createServer({
+      ...context,
+      SNICallback: (name, cb) => {
+        names.push(name);
+        cb(null, tls.createSecureContext(context));
+      },
+    }, (socket) => socket.destroy());
+    server.on('tlsClientError', () => undefined);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as AddressInfo).port;
+    const asked: string[] = [];
+    const p = new PinnedPoster({ ...open, resolve: async (host) => { asked.push(host); return [{ address: '127.0.0.1', family: 4 }]; } });
+    try {
+      const err = await post(p, `https://hooks.test:${port}/hooks`).catch((e: unknown) => e);
+      expect((err as NodeJS.ErrnoException).code).toMatch(/SELF_SIGNED|UNABLE_TO_VERIFY|CERT/);
+      expect(asked).toEqual(['hooks.test']);
+      expect(names).toEqual(['hooks.test']);
+    } finally {
+      p.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 
   it('refuses a redirect and never follows it', async () => {
