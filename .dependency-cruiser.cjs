@@ -53,6 +53,13 @@ module.exports = {
       to: { path: '^node_modules/(inversify|@inversifyjs)/' },
     },
     {
+      name: 'undici-only-in-plugins',
+      comment: 'the outbound HTTP client (undici) is the network adapter of plugins/ (network-policy.ts, ai-fetch.ts)',
+      severity: 'error',
+      from: { pathNot: ['^plugins/', '^test/', '\\.test\\.ts$'] },
+      to: { path: '(^|/)node_modules/undici/' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},

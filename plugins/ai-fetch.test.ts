@@ -155,6 +155,28 @@ describe('AiFetch (the AI services\' policy fetch)', () => {
     release();
   });
 
+  it('a large chunked body read slowly arrives whole: the connection pauses while nobody reads and resumes on the next read', async () => {
+    const audio = Buffer.alloc(1 << 20);
+    for (let i = 0; i < audio.length; i++) audio[i] = i % 251;
+    const { url } = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/pcm', 'transfer-encoding': 'chunked' });
+      void (async () => {
+        for (let i = 0; i < audio.length; i += 4800) await new Promise<void>((r) => res.write(audio.subarray(i, i + 4800), () => r()));
+        res.end();
+      })();
+    });
+    const res = await client().fetch(`${url}/v1/audio/speech`, { method: 'POST', body: 'x' });
+    const reader = res.body!.getReader();
+    const parts: Uint8Array[] = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      await new Promise((r) => setImmediate(r)); // a slow consumer: the stream's queue fills, undici pauses
+    }
+    expect(Buffer.concat(parts).equals(audio)).toBe(true);
+  });
+
   it('an abort before the answer rejects with the signal\'s reason', async () => {
     const { url } = await serve(() => undefined);
     const controller = new AbortController();

@@ -14,28 +14,30 @@
  * - **A check is reused for at most `checkCacheMs` (default 1 s) per URL**, and only towards the addresses it
  *   checked: the request's `lookup` answers only those. After that the host is resolved and checked again. A
  *   failed check is never kept.
- * - **Keep-alive connections per origin and checked address set**, up to `maxFreeSockets` (default 256) idle ones,
- *   so the connections of 50 calls' requests in flight together are all reused by the next wave (node's default
- *   pool of 16 closed the rest, and every wave opened new connections). When a new check gives other addresses,
- *   requests go to a new pool; the old pool's idle connections are closed. An idle connection is closed by a
- *   sweep within `idleSocketMs` (default 15 s) of its last request, without a socket timer per request.
+ * - **Keep-alive connections per origin and checked address set** (`PinnedPool`: undici clients, one connection
+ *   each), as many as were in flight together, so the connections of 50 calls' requests in flight together are
+ *   all reused by the next wave (node's default pool of 16 closed the rest, and every wave opened new
+ *   connections). When a new check gives other addresses, requests go to a new pool; the old pool's idle
+ *   connections are closed. An idle connection is closed by undici's keep-alive timer after `idleSocketMs`
+ *   (default 15 s), or 2 s before the server's own `Keep-Alive: timeout` when that is shorter.
  * - **A request sent on a kept connection that the server closed meanwhile** (ECONNRESET / EPIPE / a hang-up
- *   before any answer: the server's keep-alive timeout crossed it) is sent once more on a new connection, as
- *   node's documentation advises; the server never saw it. Any other failure rejects with the socket's error.
- *
- * The answer is a WHATWG `Response` whose body streams the socket's bytes with back-pressure (pulled one read at
- * a time), built directly rather than through `Readable.toWeb`, whose adapter (end-of-stream watchers, a
- * listener set per stream) cost more than the request itself. `init.signal` aborts the request and its body.
+ *   before any answer: the server's keep-alive timeout crossed it) is sent once more on a new connection of its
+ *   own; the server never saw it. undici itself retries nothing. Any other failure rejects with the socket's error
+ *   (undici's socket error as node's `socket hang up`, ECONNRESET).
+
+ * The answer is a WHATWG `Response` whose body streams the connection's bytes with back-pressure (undici's
+ * handler callbacks feed it; pulled one read at a time), built directly rather than through a node stream and
+ * `Readable.toWeb`. `init.signal` aborts the request and its body.
  */
-import http from 'node:http';
-import https from 'node:https';
-import { abortWith, NULL_BODY_STATUSES, PinnedConnections, redirectRefused, type CheckedTarget, type NetworkPolicyOptions } from './network-policy.js';
+import type { Dispatcher } from 'undici';
+import {
+  answeredOn, isKeptConnection, NULL_BODY_STATUSES, nodeStyleError, PinnedConnections, redirectRefused,
+  type CheckedTarget, type NetworkPolicyOptions, type PinnedClient, type PinnedHandler, type PinnedPool,
+} from './network-policy.js';
 
 export interface AiFetchOptions {
   /** How long a URL's check is reused (ms). Default 1 000. */
   checkCacheMs?: number;
-  /** Idle keep-alive connections kept per origin and address set. Default 256. */
-  maxFreeSockets?: number;
   /** An idle connection is closed within this (ms). Default 15 000. */
   idleSocketMs?: number;
   /** Name resolution (tests inject one). */
@@ -44,8 +46,7 @@ export interface AiFetchOptions {
   now?: () => number;
 }
 
-
-/** A kept connection the server had closed: the request never reached it. */
+/** A kept connection the server had closed: the request never reached it (node's codes, see `nodeStyleError`). */
 const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 /** The process's clients by policy: the language models' and the speech clients' requests share one pool. */
@@ -76,7 +77,7 @@ export class AiFetch {
     options: AiFetchOptions = {},
   ) {
     const { checkCacheMs, idleSocketMs, now } = options;
-    this.pins = new PinnedConnections(policy, { checkCacheMs, idleSocketMs, now, maxFreeSockets: options.maxFreeSockets ?? 256 });
+    this.pins = new PinnedConnections(policy, { checkCacheMs, idleSocketMs, now });
   }
 
   async fetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
@@ -101,19 +102,19 @@ export class AiFetch {
       body = raw.toString();
       if (contentType === undefined) headers.push('content-type', 'application/x-www-form-urlencoded;charset=UTF-8');
     } else throw new TypeError('AI provider requests send string, binary or form bodies only');
-    if (body !== undefined) headers.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
     const signal = init.signal ?? undefined;
     signal?.throwIfAborted();
     const t = this.pins.fresh(url) ?? (await this.pins.check(url));
     const method = (init.method ?? 'GET').toUpperCase();
-    let res: http.IncomingMessage;
+    const request: Dispatcher.DispatchOptions = { path: t.path, method, headers: ['host', t.hostHeader, ...headers], body: body ?? null };
     try {
-      res = await this.send(t, method, headers, body, signal);
+      return await this.send(t, request, signal, undefined);
     } catch (err) {
       if (!(err as { staleSocket?: boolean }).staleSocket || signal?.aborted) throw err;
-      res = await this.send(t, method, headers, body, signal, true);
+      // once more, on a connection of its own (closed when the answer ends)
+      const single = this.pins.single(t);
+      return this.send(t, request, signal, single);
     }
-    return this.response(t, res, method, signal);
   }
 
   /** Closes every kept connection and forgets every check. */
@@ -121,106 +122,153 @@ export class AiFetch {
     this.pins.close();
   }
 
-  /** The request; resolves at the answer's head. `fresh`: on a new connection (the retry of a stale one). */
-  private send(t: CheckedTarget, method: string, headers: string[], body: string | Buffer | undefined, signal: AbortSignal | undefined, fresh = false): Promise<http.IncomingMessage> {
-    return new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = (t.secure ? https.request : http.request)({
-        protocol: t.target.url.protocol, hostname: t.host, port: t.port, path: t.path, method,
-        headers: ['Host', t.hostHeader, ...headers],
-        lookup: t.target.lookup,
-        agent: fresh ? false : this.pins.agent(t.agentKey, t.secure),
-        ...(t.servername ? { servername: t.servername } : {}),
-      });
-      let answered = false;
-      if (signal) abortWith(signal, req);
-      req.once('response', (res) => {
-        answered = true;
-        resolve(res);
-      });
-      req.once('error', (err: NodeJS.ErrnoException) => {
-        if (signal?.aborted) return reject(signal.reason);
-        // a kept connection the server closed as we wrote to it: the request never reached it
-        if (!answered && req.reusedSocket && (STALE_SOCKET_CODES.has(err.code ?? '') || err.message === 'socket hang up')) {
-          return reject(Object.assign(err, { staleSocket: true }));
-        }
-        reject(err);
-      });
-      req.end(body);
+  /** The request; resolves at the answer's head. `single`: on that one-off client (the retry of a stale kept connection). */
+  private send(t: CheckedTarget, request: Dispatcher.DispatchOptions, signal: AbortSignal | undefined, single: PinnedClient | undefined): Promise<Response> {
+    return new Promise<Response>((resolve, reject) => {
+      const handler = new FetchHandler(this.policy, t, request.method === 'HEAD', signal, resolve, reject, single);
+      if (single) single.dispatch(request, handler);
+      else this.pins.pool(t).dispatch(request, handler);
     });
-  }
-
-  private response(t: CheckedTarget, res: http.IncomingMessage, method: string, signal: AbortSignal | undefined): Response {
-    const status = res.statusCode ?? 0;
-    if (status >= 300 && status < 400) {
-      res.resume();
-      throw redirectRefused(this.policy.label ?? this.policy.field ?? 'url', status, res.headers.location, t.target.url, this.policy.field);
-    }
-    const headers = new Headers();
-    const rawHeaders = res.rawHeaders;
-    for (let i = 0; i + 1 < rawHeaders.length; i += 2) headers.append(rawHeaders[i]!, rawHeaders[i + 1]!);
-    let body: ReadableStream<Uint8Array> | null = null;
-    if (NULL_BODY_STATUSES.has(status) || method === 'HEAD') res.resume();
-    else body = bodyStream(res, signal);
-    const response = new Response(body, { status, statusText: res.statusMessage ?? '', headers });
-    Object.defineProperty(response, 'url', { value: t.target.url.href });
-    return response;
   }
 }
 
 /**
- * The socket's bytes as a byte-oriented web stream, pulled one read at a time: the message is paused whenever
- * the stream's queue holds a chunk nobody asked for yet. Cancelling (a reader's `cancel`) destroys the message.
+ * One AI request's undici handler: resolves with a `Response` at the answer's head, whose body is a web stream fed
+ * by the connection with back-pressure (undici pauses the socket while the stream's queue holds a chunk nobody
+ * asked for yet; a read resumes it). Cancelling the body or aborting the signal aborts the request (the connection
+ * is closed, never returned to the pool). A failure before any answer on a kept connection is flagged
+ * `staleSocket` (sent once more by the caller).
  */
-function bodyStream(res: http.IncomingMessage, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let done = false;
-  const onAbort = (): void => {
-    res.destroy(Object.assign(new Error('The operation was aborted', { cause: signal?.reason }), { name: 'AbortError', code: 'ABORT_ERR' }));
+class FetchHandler implements Dispatcher.DispatchHandler, PinnedHandler {
+  via?: PinnedClient;
+  pool?: PinnedPool;
+  private abort: ((err: Error) => void) | undefined;
+  private kept = false;
+  private answered = false;
+  private controller: ReadableStreamDefaultController<Uint8Array> | null = null;
+  private resume: (() => void) | undefined;
+  /** onData said false: undici holds the connection's bytes until `resume`. */
+  private paused = false;
+  private done = false;
+  private readonly onAbort = (): void => {
+    const err = Object.assign(new Error('The operation was aborted', { cause: this.signal?.reason }), { name: 'AbortError', code: 'ABORT_ERR' });
+    this.abort?.(err);
+    // the caller sees the signal's reason, as from node's http and from fetch
+    this.fail(this.signal?.reason ?? err);
   };
-  const finish = (): void => {
-    done = true;
-    signal?.removeEventListener('abort', onAbort);
-  };
-  return new ReadableStream<Uint8Array>(
-    {
-      start(c) {
-        controller = c;
-        if (signal) {
-          if (signal.aborted) onAbort();
-          else signal.addEventListener('abort', onAbort, { once: true });
-        }
-        res.on('data', (chunk: Buffer) => {
-          if (done) return; // cancelled: what was already read is dropped
-          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-          if ((controller.desiredSize ?? 0) <= 0) res.pause();
-        });
-        res.once('end', () => {
-          if (done) return;
-          finish();
-          controller.close();
-        });
-        res.once('error', (err) => {
-          if (done) return;
-          finish();
-          controller.error(signal?.aborted ? signal.reason : err);
-        });
-        res.once('close', () => {
-          // closed before its end (the connection cut): the reader must not wait forever
-          if (done) return;
-          finish();
-          controller.error(signal?.aborted ? signal.reason : Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
-        });
-      },
-      pull() {
-        res.resume();
-      },
-      cancel() {
-        finish();
-        res.destroy();
-      },
-    },
-    { highWaterMark: 1 },
-  );
+
+  constructor(
+    private readonly policy: NetworkPolicyOptions,
+    private readonly t: CheckedTarget,
+    private readonly head: boolean,
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (r: Response) => void,
+    private readonly reject: (e: unknown) => void,
+    private readonly single: PinnedClient | undefined,
+  ) {
+    signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    // the request goes out now, on the client's connection: kept when an answer already ended on it
+    this.kept = this.via !== undefined && isKeptConnection(this.via);
+    if (this.signal?.aborted) abort(this.signal.reason as Error);
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText?: string): boolean {
+    this.answered = true;
+    this.resume = resume;
+    if (statusCode >= 300 && statusCode < 400) {
+      let location: string | undefined;
+      for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+        if (rawHeaders[i]!.toString('latin1').toLowerCase() === 'location') location = rawHeaders[i + 1]!.toString('latin1');
+      }
+      this.done = true; // the body is read to its end and dropped (the connection is kept)
+      this.finish();
+      this.reject(redirectRefused(this.policy.label ?? this.policy.field ?? 'url', statusCode, location, this.t.target.url, this.policy.field));
+      return true;
+    }
+    const headers = new Headers();
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) headers.append(rawHeaders[i]!.toString('latin1'), rawHeaders[i + 1]!.toString('latin1'));
+    let body: ReadableStream<Uint8Array> | null = null;
+    if (NULL_BODY_STATUSES.has(statusCode) || this.head) this.done = true;
+    else {
+      body = new ReadableStream<Uint8Array>(
+        {
+          start: (c) => {
+            this.controller = c;
+          },
+          pull: () => {
+            // only when paused: a pull that an enqueue itself triggers (a read was waiting) runs inside undici's
+            // parser, which must not be resumed from within itself
+            if (!this.paused) return;
+            this.paused = false;
+            this.resume?.();
+          },
+          cancel: () => {
+            this.done = true;
+            this.finish();
+            this.abort?.(Object.assign(new Error('The body was cancelled'), { name: 'AbortError', code: 'ABORT_ERR' }));
+          },
+        },
+        { highWaterMark: 1 },
+      );
+    }
+    const response = new Response(body, { status: statusCode, statusText: statusText ?? '', headers });
+    Object.defineProperty(response, 'url', { value: this.t.target.url.href });
+    this.resolve(response);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    const c = this.controller;
+    // dropped: a null body, a refused redirect, a cancelled read; and the empty chunk undici's parser hands over
+    // when it resumes after a pause (queued, it would pause again at once, and the resume repeat it: a loop)
+    if (this.done || !c || chunk.length === 0) return true;
+    c.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    // false pauses the connection until the stream's reader pulls
+    if ((c.desiredSize ?? 0) > 0) return true;
+    this.paused = true;
+    return false;
+  }
+
+  onComplete(): void {
+    if (this.via) {
+      answeredOn(this.via);
+      this.pool?.ended(this.via);
+    }
+    this.finish();
+    if (!this.done) {
+      this.done = true;
+      this.controller?.close();
+    }
+  }
+
+  onError(err: Error): void {
+    if (this.via) this.pool?.ended(this.via);
+    this.fail(this.signal?.aborted ? (this.signal.reason as Error) : nodeStyleError(err));
+  }
+
+  private fail(err: unknown): void {
+    this.finish();
+    if (!this.answered) {
+      this.answered = true;
+      const e = err as NodeJS.ErrnoException & { staleSocket?: boolean };
+      // a kept connection the server closed as we wrote to it: the request never reached it
+      if (this.kept && !this.signal?.aborted && (STALE_SOCKET_CODES.has(e.code ?? '') || e.message === 'socket hang up')) e.staleSocket = true;
+      this.reject(e);
+      return;
+    }
+    if (this.done) return;
+    this.done = true;
+    this.controller?.error(err);
+  }
+
+  private finish(): void {
+    this.signal?.removeEventListener('abort', this.onAbort);
+    if (this.single) this.single.close().catch(() => undefined);
+  }
 }
 
 function* headerEntries(h: RequestInit['headers']): Generator<[string, string]> {

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { getEventListeners } from 'node:events';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import tls from 'node:tls';
 import {
   assertConnectable,
   cachingResolver,
@@ -288,11 +290,57 @@ describe('PinnedPoster (webhook deliveries)', () => {
     for (let i = 0; i < 2; i++) expect(await p.post(`http://hooks.invalid:${s.port}/a?b=1`, { headers, body: '{"é":1}', timeoutMs: 10_000 })).toEqual({ status: 200 });
     const pairs = (r: string[]) => r.reduce<string[]>((acc, v, i) => (i % 2 ? acc : [...acc, `${v.toLowerCase()}: ${r[i + 1]}`]), []);
     expect(raw.map(pairs)).toEqual([0, 1].map(() => [
-      `host: hooks.invalid:${s.port}`, 'content-type: application/json', 'callplane-delivery-id: 7', 'content-length: 8', 'connection: keep-alive',
+      `host: hooks.invalid:${s.port}`, 'connection: keep-alive', 'content-type: application/json', 'callplane-delivery-id: 7', 'content-length: 8',
     ]));
     expect(s.sockets.opened).toBe(1);
     expect(s.seen.map((x) => x.body)).toEqual(['{"é":1}', '{"é":1}']);
     p.close();
+  });
+
+  it('sends a POST once: a kept connection the receiver closes under it fails the attempt (the outbox retries it), it is never sent again', async () => {
+    let n = 0;
+    const s = await serve((req, res) => {
+      if (++n === 2) req.socket.destroy();
+      else res.writeHead(200).end();
+    });
+    const p = new PinnedPoster(open);
+    const url = `http://127.0.0.1:${s.port}/hooks`;
+    expect(await post(p, url)).toEqual({ status: 200 });
+    const err = await post(p, url).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ECONNRESET', message: 'socket hang up' });
+    expect(s.seen).toHaveLength(2);
+    expect(await post(p, url)).toEqual({ status: 200 });
+    expect(s.seen).toHaveLength(3);
+    p.close();
+  });
+
+  it('https: connects to the checked address, names the URL\'s host in TLS (SNI), and verifies the certificate', async () => {
+    // a self-signed certificate for hooks.test (test/fixtures/tls): the server sees the name the client asked for;
+    // the client refuses the certificate (no trusted issuer), so verification is on and nothing is sent
+    const dir = new URL('../test/fixtures/tls/', import.meta.url);
+    const names: Array<string | undefined> = [];
+    const context = { key: readFileSync(new URL('hooks-test.key', dir)), cert: readFileSync(new URL('hooks-test.crt', dir)) };
+    const server = tls.createServer({
+      ...context,
+      SNICallback: (name, cb) => {
+        names.push(name);
+        cb(null, tls.createSecureContext(context));
+      },
+    }, (socket) => socket.destroy());
+    server.on('tlsClientError', () => undefined);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as AddressInfo).port;
+    const asked: string[] = [];
+    const p = new PinnedPoster({ ...open, resolve: async (host) => { asked.push(host); return [{ address: '127.0.0.1', family: 4 }]; } });
+    try {
+      const err = await post(p, `https://hooks.test:${port}/hooks`).catch((e: unknown) => e);
+      expect((err as NodeJS.ErrnoException).code).toMatch(/SELF_SIGNED|UNABLE_TO_VERIFY|CERT/);
+      expect(asked).toEqual(['hooks.test']);
+      expect(names).toEqual(['hooks.test']);
+    } finally {
+      p.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 
   it('refuses a redirect and never follows it', async () => {
@@ -434,8 +482,10 @@ describe('PinnedPoster (webhook deliveries)', () => {
     const url = `http://127.0.0.1:${s.port}/`;
     expect(await post(p, url)).toEqual({ status: 200 }); // the check is kept: the next call builds the request at once
     let sent: Promise<unknown> | undefined;
-    expect(() => { sent = p.post(url, { headers: {}, body: undefined as unknown as string, timeoutMs: 1000 }); }).not.toThrow();
-    await expect(sent).rejects.toBeInstanceOf(TypeError);
+    // a header value with a line break: the request is refused before anything is written
+    expect(() => { sent = p.post(url, { headers: { 'x-bad': 'a\r\nb' }, body: '{}', timeoutMs: 1000 }); }).not.toThrow();
+    await expect(sent).rejects.toThrow(/header/i);
+    expect(s.seen).toHaveLength(1);
     p.close();
   });
 

@@ -20,8 +20,9 @@
  *   Node 20's global `fetch` (undici) has no per-request `lookup`, so it is not used here.
  * - `classifyAddress(ip)`: 'metadata' | 'private' | 'public' for one resolved address.
  * - `PinnedPoster`: POSTs for many small requests to few receivers (webhooks): a check reused for at most 1 s
- *   per URL and only towards the addresses it checked, keep-alive pools per receiver and checked address set,
- *   status only (the body drained), redirects refused, the whole exchange bounded by a timeout.
+ *   per URL and only towards the addresses it checked, keep-alive pools per receiver and checked address set
+ *   (undici clients, `PinnedConnections`), status only (the body drained), redirects refused, the whole exchange
+ *   bounded by a timeout.
  *
  * Rules: cloud-metadata addresses and names (`METADATA_HOSTS`) are always refused, in every spelling: IPv4-mapped
  * or -compatible IPv6 (`::ffff:169.254.169.254`), NAT64 (`64:ff9b::a9fe:a9fe`), 6to4 (`2002:a9fe:a9fe::`), and the
@@ -35,6 +36,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIPv4, isIPv6, type LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
+import { Client, type Dispatcher } from 'undici';
 
 export const METADATA_HOSTS: readonly string[] = [
   '169.254.169.254', // AWS, GCP, Azure, DigitalOcean, OpenStack...
@@ -548,48 +550,126 @@ export interface CheckedTarget {
 export interface PinnedConnectionsOptions {
   /** How long a URL's check is reused (ms). Default 1 000. */
   checkCacheMs?: number;
-  /** Idle keep-alive connections kept per origin and checked address set. Default 16. */
-  maxFreeSockets?: number;
-  /** An idle connection is closed within this (ms). Default 15 000. */
+  /**
+   * An idle connection is closed after this (ms), or sooner when the server's `Keep-Alive: timeout` hint says it
+   * closes first (2 s before it, undici's `keepAliveTimeoutThreshold`). Default 15 000.
+   */
   idleSocketMs?: number;
   /** Clock of the check cache (tests). Default `Date.now`. */
   now?: () => number;
 }
 
+/** A client's requests given and not yet ended (0: its connection is free). */
+const kBusy = Symbol('busy');
+
+/**
+ * The connections of one origin and checked address set: one undici `Client` per connection (HTTP/1.1, one
+ * request at a time). A request goes to the free client used last (its connection is the likeliest to be open),
+ * else to a new one. Not undici's `Pool`: before reusing an idle connection undici lets one event-loop turn pass
+ * (so a close or stray bytes the server sent meanwhile are seen first), and the `Pool` counts the connection busy
+ * meanwhile and opens another: a second connection for sequential requests, 53 instead of 40 for two waves of
+ * 40 (plugins/ai-fetch.test.ts). A client whose connection closed while it was free is dropped.
+ */
+export class PinnedPool {
+  private readonly free: PinnedClient[] = [];
+  private readonly all = new Set<PinnedClient>();
+  private closing = false;
+
+  constructor(private readonly create: () => PinnedClient) {}
+
+  /** Sends `request` on a free connection (or a new one); `handler` must call `ended(handler.via)` once, at its end. */
+  dispatch(request: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler & PinnedHandler): void {
+    let c = this.free.pop();
+    while (c && (c.closed || c.destroyed)) c = this.free.pop();
+    if (!c) {
+      const made = this.create();
+      made.on('disconnect', () => {
+        // closed while free: forget it (a new request opens a new connection on a new client)
+        if (made[kBusy] === 0 && this.all.delete(made)) {
+          const i = this.free.indexOf(made);
+          if (i >= 0) this.free.splice(i, 1);
+          made.close().catch(() => undefined);
+        }
+      });
+      this.all.add(made);
+      c = made;
+    }
+    c[kBusy]++;
+    handler.via = c;
+    handler.pool = this;
+    c.dispatch(request, handler);
+  }
+
+  /** A request given to `c` ended (answered to its end, failed or aborted): its connection is free again. */
+  ended(c: PinnedClient): void {
+    c[kBusy]--;
+    if (c[kBusy] > 0 || !this.all.has(c)) return;
+    if (this.closing) {
+      this.all.delete(c);
+      c.close().catch(() => undefined);
+    } else this.free.push(c);
+  }
+
+  /** Closes the free connections now, the busy ones when their request ends. */
+  close(): void {
+    this.closing = true;
+    for (const c of this.free.splice(0)) {
+      this.all.delete(c);
+      c.close().catch(() => undefined);
+    }
+  }
+
+  /** Closes every connection now, busy or not. */
+  destroy(): void {
+    this.closing = true;
+    this.free.length = 0;
+    for (const c of this.all) c.destroy().catch(() => undefined);
+    this.all.clear();
+  }
+}
+
+/** A connection's count of answers that ended on it (`PinnedConnections`: whether a request went out on a kept one). */
+const kAnswered = Symbol('answered');
+
+/** What the pinned clients' undici handlers share: the request's connection was kept from an earlier exchange. */
+export interface PinnedClient extends Client {
+  [kAnswered]: number;
+  [kBusy]: number;
+}
+
 /**
  * What the pinned clients (the webhooks' `PinnedPoster`, the AI services' fetch in ai-fetch.ts) keep between
- * requests, and why that cannot be used for DNS rebinding (docs/security.md "Outbound connections"):
+ * requests, and why that cannot be used for DNS rebinding (docs/security.md "Outbound connections"). The HTTP
+ * client is undici's (`Client`s in a `PinnedPool`, HTTP/1.1, no pipelining), not node:http: about half the CPU per
+ * webhook POST (docs/benchmarks.md section 8).
  *
  * - **The check of a URL, for `checkCacheMs` (default 1 s), per URL.** The cached value is the checked target:
  *   the addresses that passed `assertConnectable` (the host resolved, every address checked) and the pinned lookup
  *   answering only them. Within that second a request goes to one of those very addresses, never to a new
  *   answer of the name's DNS; after it, the host is resolved and checked again. A failed check is never kept.
- * - **Keep-alive connections, per origin and checked address set.** One agent per `protocol//host:port` and the
- *   exact addresses it was checked to; a socket in it was opened through that pinned lookup. When a new check
- *   gives other addresses, requests go to a new agent (new sockets to the new, checked addresses); the old
- *   agent's idle sockets are closed. A connection idle for `idleSocketMs` (default 15 s) is closed by a sweep
- *   within the next `idleSocketMs` (no socket timeout per connection: re-arming one costs every request
- *   ~0.02-0.04 ms of CPU, docs/benchmarks.md section 8).
+ * - **Keep-alive connections, per origin and checked address set.** One undici `Pool` per `protocol//host:port`
+ *   and the exact addresses it was checked to, whose connections are opened through that pinned lookup
+ *   (`connect.lookup`), with TLS `servername` and the `Host` header the URL's host. When a new check gives other
+ *   addresses, requests go to a new pool (new connections to the new, checked addresses); the old pool is closed
+ *   (idle connections now, busy ones when their request ends). A connection idle for `idleSocketMs` (default 15 s)
+ *   is closed by undici's keep-alive timer (sooner when the server announces a shorter keep-alive).
+ * - **No retries, no redirects by the client itself.** undici sends a request once (its retry handler is not
+ *   used) and hands 3xx answers back like any other; callers refuse them (`redirectRefused`).
  */
 export class PinnedConnections {
   private readonly checked = new Map<string, CheckedTarget>();
-  private readonly agents = new Map<string, http.Agent>();
-  /** The agent key last used per origin, to retire an origin's agent when its addresses change. */
-  private readonly originAgent = new Map<string, string>();
+  private readonly pools = new Map<string, PinnedPool>();
+  /** The pool key last used per origin, to retire an origin's pool when its addresses change. */
+  private readonly originPool = new Map<string, string>();
   private readonly checkCacheMs: number;
-  private readonly maxFreeSockets: number;
   private readonly idleSocketMs: number;
   private readonly now: () => number;
-  /** Bytes a kept socket had written at the last idle sweep (unchanged at the next one: it sat idle in between). */
-  private readonly writtenAtSweep = new WeakMap<object, number>();
-  private sweeper: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private readonly policy: NetworkPolicyOptions,
     options: PinnedConnectionsOptions = {},
   ) {
     this.checkCacheMs = options.checkCacheMs ?? 1_000;
-    this.maxFreeSockets = options.maxFreeSockets ?? 16;
     this.idleSocketMs = options.idleSocketMs ?? 15_000;
     this.now = options.now ?? Date.now;
   }
@@ -609,9 +689,9 @@ export class PinnedConnections {
     const target = await assertConnectable(url, this.policy);
     const origin = `${target.url.protocol}//${bareHost(target.url.hostname)}:${target.url.port}`;
     const agentKey = `${origin}|${target.addresses.map((a) => a.address).join(',')}`;
-    const previous = this.originAgent.get(origin);
+    const previous = this.originPool.get(origin);
     if (previous !== undefined && previous !== agentKey) this.retire(previous);
-    this.originAgent.set(origin, agentKey);
+    this.originPool.set(origin, agentKey);
     if (this.checked.size >= 1000) this.checked.delete(this.checked.keys().next().value as string);
     const u = target.url;
     const host = bareHost(u.hostname);
@@ -626,54 +706,91 @@ export class PinnedConnections {
     return entry;
   }
 
-  /** The keep-alive agent of a checked target's origin and addresses. */
-  agent(key: string, https_: boolean): http.Agent {
-    let agent = this.agents.get(key);
-    if (!agent) {
-      const options = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: this.maxFreeSockets };
-      agent = https_ ? new https.Agent(options) : new http.Agent(options);
-      this.agents.set(key, agent);
-      if (!this.sweeper) {
-        this.sweeper = setInterval(() => this.closeIdle(), this.idleSocketMs);
-        this.sweeper.unref();
-      }
+  /** The keep-alive pool of a checked target's origin and addresses. */
+  pool(t: CheckedTarget): PinnedPool {
+    let pool = this.pools.get(t.agentKey);
+    if (!pool) {
+      const options = this.clientOptions(t);
+      pool = new PinnedPool(() => this.client(t.target.url.origin, options));
+      this.pools.set(t.agentKey, pool);
     }
-    return agent;
+    return pool;
   }
 
-  /** Closes kept sockets that wrote nothing since the last sweep (idle for at least `idleSocketMs`). */
-  private closeIdle(): void {
-    for (const agent of this.agents.values()) {
-      for (const list of Object.values(agent.freeSockets)) {
-        for (const socket of list ?? []) {
-          if (this.writtenAtSweep.get(socket) === socket.bytesWritten) socket.destroy();
-          else this.writtenAtSweep.set(socket, socket.bytesWritten);
-        }
-      }
-    }
+  /** A client of one new connection to a checked target, for one request (the retry of a stale kept one); close it after. */
+  single(t: CheckedTarget): PinnedClient {
+    return this.client(t.target.url.origin, this.clientOptions(t));
   }
 
-  /** Drops an agent whose addresses are no longer the checked ones: idle sockets close now, busy ones when done. */
+  private clientOptions(t: CheckedTarget): Client.Options {
+    return {
+      // the connection goes to the checked addresses only, named as the URL names its host (SNI)
+      // (no connect timeout of undici's either: node:http had none, the callers' bounds cover it)
+      connect: { lookup: t.target.lookup, timeout: 0, ...(t.servername ? { servername: t.servername } : {}) },
+      keepAliveTimeout: this.idleSocketMs,
+      keepAliveMaxTimeout: this.idleSocketMs,
+      // no timers of undici's per request: callers bound or abort their requests themselves (a webhook's 10 s, an
+      // AI request's signal), as with node:http before
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    };
+  }
+
+  /** An undici client that counts the answers ended on its current connection (0 again on each new one). */
+  private client(origin: string | URL, opts: object): PinnedClient {
+    const c = new Client(origin, opts) as PinnedClient;
+    c[kAnswered] = 0;
+    c[kBusy] = 0;
+    c.on('connect', () => (c[kAnswered] = 0));
+    return c;
+  }
+
+  /** Drops a pool whose addresses are no longer the checked ones: idle connections close now, busy ones when done. */
   private retire(key: string): void {
-    const agent = this.agents.get(key);
-    if (!agent) return;
-    this.agents.delete(key);
-    for (const list of Object.values(agent.freeSockets)) for (const s of list ?? []) s.destroy();
-    agent.on('free', (socket) => socket.destroy());
+    const pool = this.pools.get(key);
+    if (!pool) return;
+    this.pools.delete(key);
+    pool.close();
   }
 
   /** Closes every kept connection and forgets every check. */
   close(): void {
-    if (this.sweeper) clearInterval(this.sweeper);
-    this.sweeper = null;
-    for (const key of [...this.agents.keys()]) this.retire(key);
+    for (const pool of this.pools.values()) pool.destroy();
+    this.pools.clear();
     this.checked.clear();
-    this.originAgent.clear();
+    this.originPool.clear();
   }
 }
 
 /**
- * POSTs over node's http(s) to addresses the policy checked, for callers that send many small requests to a few
+ * An undici failure as the node:http one it replaces (callers and their messages name node's codes): a connection
+ * closed before the answer ended is node's `socket hang up` (ECONNRESET). Socket errors (ECONNREFUSED,
+ * ECONNRESET, ...) come through as they are.
+ */
+export function nodeStyleError(err: Error): Error {
+  if ((err as NodeJS.ErrnoException).code === 'UND_ERR_SOCKET') return Object.assign(new Error('socket hang up', { cause: err }), { code: 'ECONNRESET' });
+  return err;
+}
+
+/** An undici handler of the pinned clients: `via` is the client (so the connection) its request was given to. */
+export interface PinnedHandler {
+  via?: PinnedClient;
+  /** The pool that gave the request to `via` (absent for a one-off client). */
+  pool?: PinnedPool;
+}
+
+/** Counts an answer that ended on `client`'s connection (it is now a kept one). */
+export function answeredOn(client: PinnedClient): void {
+  client[kAnswered]++;
+}
+
+/** True when `client`'s connection carried an earlier exchange (a kept one). */
+export function isKeptConnection(client: PinnedClient): boolean {
+  return client[kAnswered] > 0;
+}
+
+/**
+ * POSTs over undici to addresses the policy checked, for callers that send many small requests to a few
  * receivers and need only the status (webhook deliveries; docs/security.md "Outbound connections"). Checks and
  * keep-alive connections are kept as `PinnedConnections` says (a check for 1 s towards its addresses only; 16
  * idle connections per origin and address set). Besides:
@@ -717,56 +834,28 @@ export class PinnedPoster {
   }
 
   private send(t: CheckedTarget, init: PinnedPostOptions, deadline: number): Promise<PinnedPostResult> {
-    const label = this.policy.label ?? this.policy.field ?? 'url';
     // (everything that can throw runs inside the executor: a failure is a rejection, as from an async function)
     return new Promise<PinnedPostResult>((resolve, reject) => {
-      // a string body goes out as it is: node writes it with the head in one piece, no Buffer copied first
-      const body = init.body;
-      // the headers as a flat list: node then writes them as given instead of setting each on the request one by one
-      // (setHeader, its lookups, the Host header worked out per request): ~13 us less per POST (docs/benchmarks.md
-      // section 8). Node still adds `Connection: keep-alive`; the Host header is the checked URL's.
-      const headers: string[] = ['Host', t.hostHeader];
+      // the headers as a flat list with the checked URL's Host; undici adds the body's length and keep-alive
+      const headers: string[] = ['host', t.hostHeader];
       for (const name in init.headers) {
-        if (name.toLowerCase() !== 'host' && name.toLowerCase() !== 'content-length') headers.push(name, init.headers[name]!);
+        const lower = name.toLowerCase();
+        if (lower !== 'host' && lower !== 'content-length') headers.push(name, init.headers[name]!);
       }
-      headers.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
-      const req = (t.secure ? https.request : http.request)({
-        protocol: t.target.url.protocol, hostname: t.host, port: t.port, path: t.path, method: 'POST', headers,
-        lookup: t.target.lookup, agent: this.pins.agent(t.agentKey, t.secure),
-        ...(t.servername ? { servername: t.servername } : {}),
-      });
-      let settled = false;
-      let status: number | undefined;
-      const settle = (fn: () => void): void => {
-        if (settled) return;
-        settled = true;
-        this.deadlines.delete(bound);
-        fn();
-      };
-      const bound = this.bound(deadline, () => {
-        // a status that came in time counts even if its body did not end (the connection is dropped)
-        const err = new PinnedPostTimeoutError(`no answer within ${init.timeoutMs} ms`);
-        settle(() => (status === undefined ? reject(err) : resolve({ status })));
-        req.destroy(err);
-      });
-      req.once('error', (err) => settle(() => (status === undefined ? reject(err) : resolve({ status }))));
-      req.once('response', (res) => {
-        const code = res.statusCode ?? 0;
-        status = code;
-        if (code >= 300 && code < 400) {
-          res.resume();
-          settle(() => reject(redirectRefused(label, code, res.headers.location, t.target.url, this.policy.field)));
-          return;
-        }
-        // the status decides; the body is drained (within the timeout) so the connection goes back to the pool
-        const done = (): void => settle(() => resolve({ status: code }));
-        res.once('end', done);
-        res.once('error', done);
-        res.once('close', done);
-        res.resume();
-      });
-      req.end(body);
+      const handler = new PostHandler(this, t, init.timeoutMs, resolve, reject);
+      handler.bound = this.bound(deadline, () => handler.expire());
+      this.pins.pool(t).dispatch({ path: t.path, method: 'POST', headers, body: init.body }, handler);
     });
+  }
+
+  /** A request's end: its deadline leaves the set (`PostHandler`). */
+  unbound(d: Deadline): void {
+    this.deadlines.delete(d);
+  }
+
+  /** The label of refusals (`PostHandler`). */
+  get labels(): { label: string; field: string | undefined } {
+    return { label: this.policy.label ?? this.policy.field ?? 'url', field: this.policy.field };
   }
 
   /**
@@ -802,6 +891,75 @@ export class PinnedPoster {
       } else if (d.at < next) next = d.at;
     }
     if (next < Infinity) this.armDeadlines(next);
+  }
+}
+
+/**
+ * One POST's undici handler: the status decides, the body is read to its end and dropped (so the connection goes
+ * back to the pool), a 3xx is refused, the deadline aborts the request. Settles once.
+ */
+class PostHandler implements Dispatcher.DispatchHandler, PinnedHandler {
+  via?: PinnedClient;
+  pool?: PinnedPool;
+  bound: Deadline | undefined;
+  private status: number | undefined;
+  private settled = false;
+  private abort: ((err: Error) => void) | undefined;
+
+  constructor(
+    private readonly poster: PinnedPoster,
+    private readonly t: CheckedTarget,
+    private readonly timeoutMs: number,
+    private readonly resolve: (r: PinnedPostResult) => void,
+    private readonly reject: (e: unknown) => void,
+  ) {}
+
+  private settle(err?: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (this.bound) this.poster.unbound(this.bound);
+    // a status that came counts, also when the body did not end (the connection is dropped)
+    if (this.status !== undefined && !(this.status >= 300 && this.status < 400)) this.resolve({ status: this.status });
+    else this.reject(err);
+  }
+
+  /** The deadline passed: a status that came in time counts though its body did not end. */
+  expire(): void {
+    const err = new PinnedPostTimeoutError(`no answer within ${this.timeoutMs} ms`);
+    this.settle(err);
+    this.abort?.(err);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    if (this.settled) abort(new PinnedPostTimeoutError(`no answer within ${this.timeoutMs} ms`));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    this.status = statusCode;
+    if (statusCode >= 300 && statusCode < 400) {
+      let location: string | undefined;
+      for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+        if (rawHeaders[i]!.length === 8 && rawHeaders[i]!.toString('latin1').toLowerCase() === 'location') location = rawHeaders[i + 1]!.toString('latin1');
+      }
+      const { label, field } = this.poster.labels;
+      this.settle(redirectRefused(label, statusCode, location, this.t.target.url, field));
+    }
+    return true;
+  }
+
+  onData(): boolean {
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.via) this.pool?.ended(this.via);
+    this.settle();
+  }
+
+  onError(err: Error): void {
+    if (this.via) this.pool?.ended(this.via);
+    this.settle(nodeStyleError(err));
   }
 }
 

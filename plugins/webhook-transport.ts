@@ -8,7 +8,7 @@ import { checkUrlShape, NetworkPolicyError, PinnedPoster, PinnedPostTimeoutError
  * metadata never); a send goes through `PinnedPoster`: the host resolved and every address checked (a check is
  * reused for at most `checkCacheMs`, 1 s, and only ever to connect to the addresses it checked), the connection
  * pinned to them and kept alive per receiver and address set, a redirect refused (an attempt that failed, never
- * followed). Plain node:http, no WHATWG Request/Response: a delivery needs the status only (docs/benchmarks.md
+ * followed). undici's client without WHATWG Request/Response: a delivery needs the status only (docs/benchmarks.md
  * section 8).
  */
 export class PolicyWebhookTransport implements WebhookTransport {
