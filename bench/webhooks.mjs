@@ -208,6 +208,42 @@ async function bare(receiver, bodies, idBase = 2_000_000) {
   return { received: got.size, seconds: (last - t0) / 1000, per_second: got.size / ((last - t0) / 1000), p50_ms: percentile(latencies, 50), p95_ms: percentile(latencies, 95), main_thread_cpu_ms_per_event: cpu === null ? null : cpu / bodies.length };
 }
 
+/**
+ * The same bare loop on undici (the HTTP client ours uses since round 7): a Pool of PER_ENDPOINT keep-alive
+ * connections, `request` and the body drained. A second reference: ours against a bare loop on its own client.
+ */
+async function bareUndici(receiver, bodies, idBase = 5_000_000) {
+  const { Pool } = await import('undici');
+  const u = new URL(receiver.url);
+  const pool = new Pool(u.origin, { connections: PER_ENDPOINT });
+  const signature = `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}`;
+  const post = async (body, id) => {
+    const res = await pool.request({ path: u.pathname, method: 'POST', body, headers: {
+      'content-type': 'application/json', 'user-agent': 'Callplane-Webhooks/1',
+      'callplane-signature': signature, 'callplane-delivery-id': String(id), 'callplane-event': 'call.ended',
+    } });
+    await res.body.dump();
+  };
+  const sent = new Map();
+  const cpu0 = mainThreadCpuMs();
+  const t0 = now();
+  let next = 0;
+  await Promise.all(Array.from({ length: PER_ENDPOINT }, async () => {
+    while (next < bodies.length) {
+      const i = next++;
+      sent.set(idBase + i, now());
+      await post(bodies[i].replace('"run_id":1000000', `"run_id":${idBase + i}`), i + 1);
+    }
+  }));
+  const cpu = cpu0 === null ? null : mainThreadCpuMs() - cpu0;
+  const got = new Map();
+  for (const [runId, at] of await receiver.drain()) if (sent.has(runId)) got.set(runId, at);
+  const last = Math.max(...got.values());
+  await pool.destroy();
+  const latencies = [...got].map(([id, at]) => at - sent.get(id));
+  return { received: got.size, seconds: (last - t0) / 1000, per_second: got.size / ((last - t0) / 1000), p50_ms: percentile(latencies, 50), p95_ms: percentile(latencies, 95), main_thread_cpu_ms_per_event: cpu === null ? null : cpu / bodies.length };
+}
+
 const receiver = await startReceiver();
 const { deliveryBody, callEventData } = await dist('core/webhooks/webhook-events.js');
 const sample = deliveryBody(1, 'call.ended', new Date(), await callEventData({ view: async (run) => ({ run, transcriptUrl: null, recordingUrl: null, initialContext: run.initialContext, gatheredContext: run.gatheredContext }) }, fakeRun(1, 1_000_000)));
@@ -215,10 +251,15 @@ const sample = deliveryBody(1, 'call.ended', new Date(), await callEventData({ v
 if (WARMUP > 0) {
   const w = await bare(receiver, Array.from({ length: WARMUP }, () => sample), 4_000_000);
   if (w.received !== WARMUP) throw new Error(`bare warm-up: ${w.received} of ${WARMUP} received`);
+  const wu = await bareUndici(receiver, Array.from({ length: WARMUP }, () => sample), 6_000_000);
+  if (wu.received !== WARMUP) throw new Error(`bare undici warm-up: ${wu.received} of ${WARMUP} received`);
 }
 await receiver.drain();
 const o = await ours(receiver);
 await receiver.drain();
 const b = await bare(receiver, Array.from({ length: EVENTS }, () => sample));
+await receiver.drain();
+const bu = await bareUndici(receiver, Array.from({ length: EVENTS }, () => sample));
 receiver.close();
-report({ events: EVENTS, per_endpoint: PER_ENDPOINT, body_bytes: Buffer.byteLength(sample), ours: o, bare: b, ratio: o.per_second / b.per_second, target_ratio: 0.5, target_p95_ms: 1000, campaign_calls: CAMPAIGN_CALLS, warmup: WARMUP });
+report({ events: EVENTS, per_endpoint: PER_ENDPOINT, body_bytes: Buffer.byteLength(sample), ours: o, bare: b, ratio: o.per_second / b.per_second,
+  bare_undici: bu, ratio_undici: o.per_second / bu.per_second, target_ratio: 0.5, target_p95_ms: 1000, campaign_calls: CAMPAIGN_CALLS, warmup: WARMUP });
