@@ -187,6 +187,7 @@ async function workerMain(port) {
     const latencies = [];
     const latencyAt = []; // [call, turn, ms since the first call, latency] (BENCH_VOICE_DEBUG)
     const bargeIns = [];
+    const bargeInAt = []; // [call, ms since the first call at the caller's onset, barge-in ms] (BENCH_VOICE_DEBUG)
     const failures = [];
     let early = 0;
     const t0 = performance.now();
@@ -218,6 +219,7 @@ async function workerMain(port) {
             const b = caller.speak(barge);
             await caller.until('clear', () => caller.clearsAt.length > clears, 5000);
             bargeIns.push(caller.clearsAt[clears] - caller.spoke[b].onsetMs);
+            bargeInAt.push([i, Math.round(caller.spoke[b].onsetMs - t0), Math.round(caller.clearsAt[clears] - caller.spoke[b].onsetMs)]);
             // false interruptions: per fixture one more turn, and 200 ms into the reply the backchannel or noise
             for (const noise of noises) {
               await caller.until('agent quiet', () => performance.now() - caller.agentVoiceAt.at(-1) > 1500, 20_000);
@@ -261,7 +263,7 @@ async function workerMain(port) {
     const dgMessages = deepgram.connections.reduce((a, c) => a + c.audioMessages.length, 0);
     const dgConnections = deepgram.connections.length;
     deepgram.connections.length = 0;
-    port.postMessage({ type: 'done', deepgramAudio: { messages: dgMessages, connections: dgConnections }, harnessLag: harnessLag?.stop() ?? null, workerLoopP99Ms: workerLoop.percentile(99) / 1e6, rings, latencies, latencyAt, bargeIns, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
+    port.postMessage({ type: 'done', deepgramAudio: { messages: dgMessages, connections: dgConnections }, harnessLag: harnessLag?.stop() ?? null, workerLoopP99Ms: workerLoop.percentile(99) / 1e6, rings, latencies, latencyAt, bargeIns, bargeInAt, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
   });
 }
 
@@ -465,8 +467,9 @@ async function main() {
       ...(process.env.BENCH_VOICE_DEBUG && stt === 'streaming' ? { deepgram_audio_messages_per_call: round(done.deepgramAudio.messages / n) } : {}),
       ...(process.env.BENCH_VOICE_DEBUG ? { loop_lag_ms_per_500ms: { service: serviceLagTimeline, harness: done.harnessLag } } : {}),
       ...(process.env.BENCH_VOICE_DEBUG ? { slow_turns: await slowTurns(done, calls, wf.id, reference) } : {}),
-      // BENCH_VOICE_DEBUG=1 also lists every barge-in time (to see the shape of a tail)
-      barge_in: { events: done.bargeIns.length, p50_ms: round(percentile(done.bargeIns, 50)), p95_ms: round(percentile(done.bargeIns, 95)), target_ms: MIN_SPEECH_MS + 100, ...(process.env.BENCH_VOICE_DEBUG ? { all: done.bargeIns.map(round).sort((a, b) => a - b) } : {}) },
+      // BENCH_VOICE_DEBUG=1 also lists every barge-in time (to see the shape of a tail), and each as [call, ms into
+      // the run at the caller's onset, ms] (`at`: to set the tail beside loop_lag_ms_per_500ms)
+      barge_in: { events: done.bargeIns.length, p50_ms: round(percentile(done.bargeIns, 50)), p95_ms: round(percentile(done.bargeIns, 95)), target_ms: MIN_SPEECH_MS + 100, ...(process.env.BENCH_VOICE_DEBUG ? { all: done.bargeIns.map(round).sort((a, b) => a - b), at: done.bargeInAt } : {}) },
       service_cpu_percent_of_core: round((100 * (cpu.user + cpu.system) / 1000) / wall),
       event_loop_delay_p99_ms: round(loopDelay.percentile(99) / 1e6),
       callers_worker_event_loop_p99_ms: round(done.workerLoopP99Ms),

@@ -203,6 +203,29 @@ describe('one shared session, state per call', () => {
 });
 
 describe('batched inference', () => {
+  it('gives every window its verdict, in order, when a batch scores several windows of a call at once (onWindow)', () => {
+    const { samples } = readAudioFixture('barge-in-long');
+    const verdicts = (f: SileroVoiceActivityDetectorFactory, every: number) => {
+      const seen: Array<[boolean, number]> = [];
+      const d = f.create({ sampleRate: 8000, onWindow: (speech, endMs) => seen.push([speech, endMs]) });
+      for (let i = 0, frame = 0; i < samples.length; i += 160, frame++) {
+        d.push(samples.subarray(i, i + 160));
+        if (frame % every === every - 1) f.flush();
+      }
+      f.flush();
+      d.close();
+      return seen;
+    };
+    const sync = verdicts(factory, 1);
+    // frames come in bursts of eight (160 ms): up to five of a call's windows are scored in one flush
+    const burst = verdicts(new SileroVoiceActivityDetectorFactory({ maxWaitMs: 60_000, awaitLiveMs: 0 }), 8);
+    expect(sync.length).toBe(Math.floor(samples.length / 256));
+    expect(sync.map(([, endMs]) => endMs)).toEqual(sync.map((_, k) => (k + 1) * 32));
+    expect(sync.some(([speech]) => speech)).toBe(true);
+    expect(sync.some(([speech]) => !speech)).toBe(true);
+    expect(burst).toEqual(sync);
+  });
+
   const fixtures = [...SPEECH_FIXTURES, 'noise-hiss-2s'] as const;
 
   it('one inference over a batch gives the probabilities and states of one window at a time (float tolerance)', () => {

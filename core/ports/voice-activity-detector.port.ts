@@ -26,6 +26,13 @@ export interface VadOptions {
    * next `push` instead.
    */
   onEvent?: (event: VadEvent) => void;
+  /**
+   * Receives every window's verdict (`speech`: its score reached the threshold; `endMs`: where the window ended,
+   * stream time), in stream order, as its score comes: during `push` or later (a batch that scored several of a
+   * call's windows at once gives each of them). Called before the event that window causes, if any. The barge-in
+   * rule needs every verdict: `lastWindow` alone skips the ones scored together before the newest.
+   */
+  onWindow?: (speech: boolean, endMs: number) => void;
 }
 
 /**

@@ -26,7 +26,7 @@ export const VAD_WINDOW_MS = 32;
 /** The resolution of the end of speech inside a window. */
 export const VAD_BLOCK_MS = 8;
 
-export type ResolvedVadOptions = Required<Omit<VadOptions, 'onEvent'>> & { windowSamples: number };
+export type ResolvedVadOptions = Required<Omit<VadOptions, 'onEvent' | 'onWindow'>> & { windowSamples: number };
 
 /** Options with defaults filled in. Throws RangeError on a rate other than 8000/16000 or out-of-range values. */
 export function resolveVadOptions(options: VadOptions): ResolvedVadOptions {
@@ -50,6 +50,7 @@ export function resolveVadOptions(options: VadOptions): ResolvedVadOptions {
 export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivityDetector {
   protected readonly options: ResolvedVadOptions;
   private readonly onEvent: ((event: VadEvent) => void) | undefined;
+  private readonly onWindow: ((speech: boolean, endMs: number) => void) | undefined;
   private readonly window: Int16Array;
   private filled = 0;
   /** Stream time (samples pushed since creation) at the start of the window being filled. */
@@ -81,6 +82,7 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
   protected constructor(options: VadOptions, soundDbfs: number) {
     this.options = resolveVadOptions(options);
     this.onEvent = options.onEvent;
+    this.onWindow = options.onWindow;
     this.window = new Int16Array(this.options.windowSamples);
     this.speechWindows = Math.max(1, Math.ceil(this.options.minSpeechMs / VAD_WINDOW_MS));
     this.silenceSamples = Math.max(this.options.windowSamples, Math.round((this.options.minSilenceMs * this.options.sampleRate) / 1000));
@@ -189,6 +191,7 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
     this.verdict.speech = p >= this.options.threshold;
     this.verdict.endMs = ((start + this.window.length) * 1000) / this.options.sampleRate;
     const event = this.step(p, start, soundEnd);
+    this.onWindow?.(this.verdict.speech, this.verdict.endMs);
     if (event) this.deliver(event);
   }
 

@@ -236,6 +236,8 @@ export class VoiceSession {
   private vadClockMs = 0;
   /** Stream time up to which the VAD's window verdicts went to `sustained`. */
   private judgedUntilMs = 0;
+  /** Inside `vad.push` (onCallerAudio checks the barge-in after it; a verdict then needs no check of its own). */
+  private pushingToVad = false;
   /** The caller's current speech goes to the endpointer (it is a turn, not speech over the agent). */
   private speechCounts = false;
   private speechOnsetMs = 0;
@@ -298,7 +300,8 @@ export class VoiceSession {
     this.inbound = toSessionAudio(this.channel.inFormat);
     this.outbound = sameFormat(this.channel.outFormat, SESSION_FORMAT) ? null : fromSessionAudio(this.channel.outFormat);
     // Silero scores windows in batches: its events may come after the audio that caused them (onVad maps times).
-    this.vad = options.vad.create({ sampleRate: 8000, onEvent: (event) => this.onVad(event) });
+    // Every window's verdict goes to `sustained` as it comes (onVadWindow): a batch may score several at once.
+    this.vad = options.vad.create({ sampleRate: 8000, onEvent: (event) => this.onVad(event), onWindow: (speech, endMs) => this.onVadWindow(speech, endMs) });
     this.endpointer = new Endpointer(this.timers, (u) => this.onUtterance(u), this.settings.endpointing);
     this.recorder = new CallRecorder({ startMs: this.startMs, output: options.sink.recording });
     this.events.on('caller_audio', (e) => this.recorder.writeCaller(e.pcm, e.atMs));
@@ -411,15 +414,30 @@ export class VoiceSession {
     // on the audio's own clock (stream time), not arrival time: frames delayed by a busy event loop and then
     // delivered together must not make a 200 ms cough look longer than it is
     this.sustained.push(pcm, this.vadStreamMs, pcm.length / 8);
-    const events = this.vad.push(pcm);
-    // the newest window verdict, scored during this push or (batched Silero) since the last frame
-    const verdict = this.vad.lastWindow;
-    if (verdict.endMs > this.judgedUntilMs) {
-      this.judgedUntilMs = verdict.endMs;
-      this.sustained.judge(verdict.speech, verdict.endMs);
+    // the verdicts scored during this push go to `sustained` through onVadWindow
+    this.pushingToVad = true;
+    let events: VadEvent[];
+    try {
+      events = this.vad.push(pcm);
+    } finally {
+      this.pushingToVad = false;
     }
     for (const event of events) this.onVad(event);
     if (this.bargeInArmed) this.checkBargeIn();
+  }
+
+  /**
+   * One window's verdict, in stream order, during `vad.push` or later (batched Silero). Each one is judged: when
+   * a batch scored several windows of this call at once (its frames came in a burst), judging only the newest
+   * let one window not called speech at the end of the batch end the caller's sustained speech, and the
+   * barge-in then waited another interruptionMinSpeechMs. A verdict scored after the push is checked at once
+   * instead of at the next caller frame.
+   */
+  private onVadWindow(speech: boolean, endMs: number): void {
+    if (this.finishing || endMs <= this.judgedUntilMs) return;
+    this.judgedUntilMs = endMs;
+    this.sustained.judge(speech, endMs);
+    if (!this.pushingToVad && this.bargeInArmed) this.checkBargeIn();
   }
 
   /** The clock time of a caller-stream instant (VAD stream time): when the audio up to it had arrived. */
