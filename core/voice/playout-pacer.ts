@@ -393,7 +393,7 @@ export class Playout {
     if (this.depth > 0) return;
     while (this.playFrom < this.segments.length && this.segments[this.playFrom]!.played) this.playFrom++;
     if (this.playFrom <= PLAYED_KEPT_MAX) return;
-    this.segments.splice(0, this.playFrom); // the same array: a pump further up the stack still sees no clear
+    this.segments.splice(0, this.playFrom); // the same array: only a clear replaces it (what a pump checks for)
     this.sendFrom -= this.playFrom;
     this.playFrom = 0;
   }
