@@ -525,7 +525,8 @@ const round = (x) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
  * Memory per concurrent talking call (issue 12: <= 3 MB), at the largest step only: the service's live heap and
  * array buffers (the main thread's isolate: audio, recordings' windows) and the process's RSS (which also holds the
  * callers' worker: an upper bound), after a full GC just before the calls' webhooks and again MEMORY_AT_MS after
- * `start()` (the calls' streams start then), divided by the calls. Two forced GCs in all. The second stops the
+ * `start()` (the calls' streams start then), divided by the calls. Two samples in all (each two forced GCs, see
+ * `sample`). The second stops the
  * service's thread for 150-450 ms with 50 calls live (BENCH_VOICE_DEBUG's loop_lag_ms_per_500ms), which production
  * never does, so it is taken where no latency or barge-in is being measured: after every call's barge-in (~25 s
  * into a lockstep run, up to ARRIVAL_MS later when spread), while the calls play their fixture turns (which a
@@ -533,22 +534,48 @@ const round = (x) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
  * 8 s in, among the last calls' first turns, which it delayed (their replies land at 5-8.5 s in lockstep).
  */
 const MEMORY_AT_MS = Math.max(ARRIVAL_MS, 1000) + 34_000;
+// BENCH_VOICE_DEBUG=1 with BENCH_VOICE_MEMORY_AT_MS=15000,45000,...: more samples, each a forced full GC at that
+// time after `start()` (each stalls the service, so latencies of such a run are not comparable), listed in
+// `memory_per_call.samples`; the first one is the reported figure. To see whether what a call holds grows with its
+// length: a longer script (BENCH_VOICE_TURNS) and samples spread over it. BENCH_VOICE_HEAPSNAPSHOT=<dir> also
+// writes a heap snapshot of the service after each sample's GC (seconds of stall each; the service only: the
+// harness runs apart) and one before the calls, to compare what is retained by constructor.
+const MEMORY_SAMPLES_MS = process.env.BENCH_VOICE_DEBUG && process.env.BENCH_VOICE_MEMORY_AT_MS
+  ? process.env.BENCH_VOICE_MEMORY_AT_MS.split(',').map(Number).filter((x) => x > 0).sort((a, b) => a - b)
+  : [MEMORY_AT_MS];
+const HEAP_SNAPSHOT_DIR = process.env.BENCH_VOICE_DEBUG ? process.env.BENCH_VOICE_HEAPSNAPSHOT : undefined;
 function memoryPerCall(n) {
   const gc = memoryGc();
-  const sample = () => {
+  const sample = (label) => {
+    // twice: after one forced full GC, `arrayBuffers` still counts most of the dead buffers (V8 frees them on a
+    // sweeper after the GC returns, and a 2026-11-28 micro read 61-76 of 78 MB of dropped buffers still counted);
+    // the second GC finishes the first one's sweep. With one, the figure was the audio garbage since the last GC.
+    gc();
     gc();
     const m = process.memoryUsage();
-    return { heap: m.heapUsed, buffers: m.arrayBuffers, rss: m.rss };
+    const snapshot = HEAP_SNAPSHOT_DIR ? v8.writeHeapSnapshot(`${HEAP_SNAPSHOT_DIR}/service-${n}-${label}.heapsnapshot`) : undefined;
+    return { heap: m.heapUsed, buffers: m.arrayBuffers, rss: m.rss, ...(snapshot ? { snapshot } : {}) };
   };
-  const before = sample();
-  return { start: () => new Promise((resolve) => setTimeout(() => {
-    const during = sample();
-    const mb = (x) => Math.round((x / n / 1048576) * 100) / 100;
-    resolve({
-      at_ms: MEMORY_AT_MS, heap_mb: mb(during.heap - before.heap), array_buffers_mb: mb(during.buffers - before.buffers),
-      heap_and_buffers_mb: mb(during.heap + during.buffers - before.heap - before.buffers), rss_mb: mb(during.rss - before.rss), target_mb: 3,
-    });
-  }, MEMORY_AT_MS)) };
+  const before = sample('before');
+  const mb = (x) => Math.round((x / n / 1048576) * 100) / 100;
+  const of = (at, during) => ({
+    at_ms: at, heap_mb: mb(during.heap - before.heap), array_buffers_mb: mb(during.buffers - before.buffers),
+    heap_and_buffers_mb: mb(during.heap + during.buffers - before.heap - before.buffers), rss_mb: mb(during.rss - before.rss), target_mb: 3,
+    ...(during.snapshot ? { snapshot: during.snapshot } : {}),
+  });
+  return { start: () => new Promise((resolve) => {
+    const t0 = performance.now();
+    const samples = [];
+    const next = () => {
+      const at = MEMORY_SAMPLES_MS[samples.length];
+      setTimeout(() => {
+        samples.push(of(at, sample(`${at}ms`)));
+        if (samples.length < MEMORY_SAMPLES_MS.length) return next();
+        resolve({ ...samples[0], ...(samples.length > 1 ? { samples } : {}) });
+      }, Math.max(0, at - (performance.now() - t0)));
+    };
+    next();
+  }) };
 }
 
 /**

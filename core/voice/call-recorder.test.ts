@@ -192,6 +192,36 @@ describe('CallRecorder', () => {
     expect(wav.samples[2 * 488_000]).toBe(3);
   });
 
+  it('goes back to its 64 kB window after a stall of the event loop made it grow, and writes the same WAV', () => {
+    // a steady call; at 10 s the process stalls for 5 s: the carrier's frames of those 5 s then arrive at once
+    const ops: Op[] = [];
+    let playEnd = 0;
+    const steady = (from: number, to: number) => {
+      for (let now = from; now <= to; now += 20) {
+        ops.push(['caller', frame(1), now]);
+        while (Math.max(playEnd, now) + 20 - now <= 200) {
+          ops.push(['agent', frame(2), Math.max(playEnd, now)]);
+          playEnd = Math.max(playEnd, now) + 20;
+        }
+      }
+    };
+    steady(20, 10_000);
+    for (let i = 0; i < 250; i++) ops.push(['caller', frame(3), 15_000]);
+    steady(15_020, 60_000);
+    const rec = new CallRecorder({ startMs: 0, output: { write: () => undefined } });
+    let held = 0;
+    for (const op of ops) {
+      if (op[0] === 'caller') rec.writeCaller(op[1], op[2]);
+      else if (op[0] === 'agent') rec.writeAgent(op[1], op[2]);
+      held = Math.max(held, rec.heldBytes);
+    }
+    // the first frame after the stall lands 5 s past the window's start: the window grows for it (to 160 kB),
+    // hands the 5 s on and goes back to 64 kB in the same write (before, it stayed at 160 kB to the call's end)
+    expect(held).toBe(64 * 1024);
+    const { streamed, reference } = both(ops);
+    expectSameBytes(streamed, reference);
+  });
+
   it('cuts, counts and survives audio that arrives for a part already handed on', () => {
     const out = new MemoryRecordingOutput();
     const rec = new CallRecorder({ startMs: 0, output: out });

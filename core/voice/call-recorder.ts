@@ -56,7 +56,7 @@ class WindowLeg {
   /** The leg's length in samples from the start of the call. */
   length = 0;
 
-  constructor(capacity: number) {
+  constructor(private readonly capacity: number) {
     this.buf = new Int16Array(capacity);
   }
 
@@ -85,8 +85,19 @@ class WindowLeg {
     return missed;
   }
 
-  /** Drops the first `n` samples of the window. */
-  shift(n: number): void {
+  /**
+   * Drops the first `n` samples of the window (`base` moves `n` on). A window that grew past its first capacity
+   * (a stall of the event loop, after which a caller frame lands at wall time, seconds past the window's start)
+   * goes back to it once what it holds fits in half of it, so a call does not keep a stall's window to its end.
+   */
+  shift(n: number, base: number): void {
+    const held = Math.max(0, this.length - base);
+    if (this.buf.length > this.capacity && held <= this.capacity / 2) {
+      const small = new Int16Array(this.capacity);
+      small.set(this.buf.subarray(n, n + held));
+      this.buf = small;
+      return;
+    }
     this.buf.copyWithin(0, n);
   }
 }
@@ -240,8 +251,8 @@ export class CallRecorder {
         this.outputFailed = true;
       }
     }
-    this.caller.shift(n);
-    this.agent.shift(n);
+    this.caller.shift(n, to);
+    this.agent.shift(n, to);
     this.base = to;
   }
 }

@@ -146,8 +146,42 @@ describe('PlayoutPacer', () => {
     expect(next.played).toBe(true);
     expect(playout.busy).toBe(false);
     expect(reads).toBe(0);
-    // a clear still reports every segment since the last one
-    expect(playout.clear(timeline.now())).toHaveLength(301);
+    // the played ones were let go of: a clear reports the segments not yet played (none here)
+    expect(playout.heldSegments).toBeLessThanOrEqual(17);
+    expect(playout.clear(timeline.now()).filter((h) => !h.segment.played)).toHaveLength(0);
+  });
+
+  it('holds a bounded number of segments over 30 simulated minutes with no clear, and a clear then reports the unplayed ones', async () => {
+    const timeline = new VirtualTimeline();
+    const pacer = new PlayoutPacer(timeline);
+    const channel = new MemoryMediaChannel(timeline);
+    const playout = wire(pacer, channel, 'c');
+    let held = 0;
+    // a reply of three sentences every 6 s: 300 replies, 900 segments, 30 minutes (short audio: the pacer ticks
+    // only while audio waits, so the test runs in little time; the count of segments is what matters)
+    for (let reply = 0; reply < 300; reply++) {
+      for (let i = 0; i < 3; i++) {
+        const s = playout.begin({ text: `Reply ${reply}, sentence ${i}.`, nodeId: 'n' });
+        playout.write(s, speechAudio(MULAW_8K, 100));
+        playout.end(s);
+      }
+      await timeline.advance(6000);
+      held = Math.max(held, playout.heldSegments);
+    }
+    expect(channel.marksReported.filter((m) => m.played).length).toBe(900);
+    expect(held).toBeLessThanOrEqual(20);
+    // a barge-in in the middle of the next reply: its first sentence played whole, the second half
+    const first = playout.begin({ text: 'Hello Dana.', nodeId: 'n' });
+    playout.write(first, speechAudio(MULAW_8K, 400));
+    playout.end(first);
+    const second = playout.begin({ text: 'Your cleaning is on Tuesday at three.', nodeId: 'n' });
+    playout.write(second, speechAudio(MULAW_8K, 2000));
+    playout.end(second);
+    await timeline.advance(1400);
+    expect(first.played).toBe(true);
+    const heard = playout.clear(timeline.now());
+    expect(heard.filter((h) => !h.segment.played).map((h) => [h.heard, h.whole])).toEqual([['Your cleaning is on', false]]);
+    expect(heard.length).toBeLessThanOrEqual(20);
   });
 
   it('converts audio in another format as it plays: a burst of 4 s of 24 kHz PCM costs its first slices only, a clear skips the rest', async () => {

@@ -9,8 +9,9 @@
  *
  * Each call's `Playout` plays segments (one a synthesized sentence) in order, in 20 ms frames of the
  * session format, with a mark after each segment's last frame: the channel's mark echo says the caller heard
- * it whole. `clear()` drops what is queued, clears the channel and reports, for every segment, how much was
- * heard by the playback clock (a segment half played gives half its words, cut at a word boundary).
+ * it whole. `clear()` drops what is queued, clears the channel and reports, for every segment not yet played, how
+ * much was heard by the playback clock (a segment half played gives half its words, cut at a word boundary); a
+ * played segment was heard whole, and the playout lets go of it (it holds no more than a few whatever the call's length).
  * Pure: time and timers come from the `Timers` port.
  */
 import type { TimerHandle, Timers } from '../ports/timers.port.js';
@@ -159,9 +160,18 @@ export class PlayoutPacer {
   }
 }
 
+/** Played segments a playout lets pile up before it drops them (see `Playout.dropPlayed`). */
+const PLAYED_KEPT_MAX = 16;
+
 export class Playout {
-  /** Every segment since the last clear, in order (a clear reports each). */
+  /**
+   * The segments since the last clear not yet played, in order (a clear reports each), after at most
+   * PLAYED_KEPT_MAX played ones: a played segment is dropped, so what a call holds does not grow with its length
+   * (a call with no barge-in never clears).
+   */
   private segments: Segment[] = [];
+  /** `pump` / `markReported` frames on the stack, which index into `segments`: no dropping then. */
+  private depth = 0;
   /**
    * Index of the first segment not yet marked (segments are marked in order): a tick starts here, so its work
    * is the frames it sends, not the call's history.
@@ -304,6 +314,16 @@ export class Playout {
 
   /** @internal the pacer's tick: send frames until `aheadMs` is buffered, marks as segments complete. */
   pump(now: number): void {
+    this.depth++;
+    try {
+      this.pumpSegments(now);
+    } finally {
+      this.depth--;
+    }
+    this.dropPlayed();
+  }
+
+  private pumpSegments(now: number): void {
     const segments = this.segments; // a listener or the sink may clear (a new array): stop then
     const batching = this.sink.sendFrames !== undefined;
     while (this.sendFrom < segments.length) {
@@ -355,6 +375,35 @@ export class Playout {
 
   /** The channel's mark report. */
   markReported(name: string, played: boolean): void {
+    this.depth++;
+    try {
+      this.markSegments(name, played);
+    } finally {
+      this.depth--;
+    }
+    this.dropPlayed();
+  }
+
+  /**
+   * Drops the played segments before the first one not played once more than PLAYED_KEPT_MAX of them piled up
+   * (not while a pump or a mark report walks `segments` by index). A played segment was heard whole: a clear
+   * need not report it (`segment.played` says so), and nothing else reads it again.
+   */
+  private dropPlayed(): void {
+    if (this.depth > 0) return;
+    while (this.playFrom < this.segments.length && this.segments[this.playFrom]!.played) this.playFrom++;
+    if (this.playFrom <= PLAYED_KEPT_MAX) return;
+    this.segments.splice(0, this.playFrom); // the same array: only a clear replaces it (what a pump checks for)
+    this.sendFrom -= this.playFrom;
+    this.playFrom = 0;
+  }
+
+  /** Segments held (played ones not yet dropped included): bounded whatever the call's length. */
+  get heldSegments(): number {
+    return this.segments.length;
+  }
+
+  private markSegments(name: string, played: boolean): void {
     if (!played || !this.busy) return;
     // Segments before playFrom have played already; an echo of one of them changes nothing.
     let at = this.playFrom;
@@ -374,7 +423,8 @@ export class Playout {
 
   /**
    * Barge-in: drops everything not yet sent, clears the channel, and says what the caller heard of each
-   * segment by `now` on the playback clock. The playout is empty afterwards.
+   * segment by `now` on the playback clock: every segment since the last clear that had not played (a played one
+   * was heard whole, and may have been dropped already: see `dropPlayed`). The playout is empty afterwards.
    */
   clear(now: number): HeardSegment[] {
     const heard = this.segments.map((segment) => heardOf(segment, now));

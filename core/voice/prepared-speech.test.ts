@@ -27,6 +27,22 @@ describe('PreparedSpeech', () => {
     expect(await collect((await first).chunks)).toEqual(Buffer.from(tts.render(speechPieces(GREETING)[0]!, MULAW_8K)));
     expect(prepared.take(speechPieces(GREETING)[0]!)).toBeNull();
     expect(await collect((await prepared.take(speechPieces(GREETING)[1]!)!).chunks)).toEqual(Buffer.from(tts.render(speechPieces(GREETING)[1]!, MULAW_8K)));
+    // handed over, the audio is not kept (the session holds its greeting's object for the whole call)
+    expect(prepared.heldBytes).toBe(0);
+  });
+
+  it('holds only audio not yet handed over; abort lets go of the pieces never taken', async () => {
+    const timeline = new VirtualTimeline();
+    const tts = new ScriptedTextToSpeech({ sleep: timeline.sleep, firstAudioDelayMs: 50, msPerChar: 40 });
+    const prepared = PreparedSpeech.start(tts, GREETING, { preferredFormat: MULAW_8K });
+    await timeline.advance(500);
+    await prepared.settled;
+    const [first, second] = speechPieces(GREETING).map((t) => tts.render(t, MULAW_8K).length);
+    expect(prepared.heldBytes).toBe(first! + second!);
+    await collect((await prepared.take(speechPieces(GREETING)[0]!)!).chunks);
+    expect(prepared.heldBytes).toBe(second);
+    prepared.abort(); // the call ended before the second piece was asked for
+    expect(prepared.heldBytes).toBe(0);
   });
 
   it('hands over audio still arriving: buffered chunks at once, the rest as it comes', async () => {

@@ -20,6 +20,7 @@ export function speechPieces(text: string): string[] {
 interface Piece {
   readonly text: string;
   format: AudioFormat | null;
+  /** Audio arrived and not yet handed to the session: a chunk is let go of once handed over (played audio is not kept). */
   readonly chunks: Uint8Array[];
   done: boolean;
   error: unknown;
@@ -70,14 +71,22 @@ export class PreparedSpeech {
     return this.audioOf(piece);
   }
 
-  /** Stops what is still being synthesized; pieces not taken are dropped. Idempotent. */
+  /** Stops what is still being synthesized; pieces not taken are dropped (their audio let go of). Idempotent. */
   abort(): void {
     if (this.controller.signal.aborted) return;
     this.controller.abort();
     for (const p of this.pieces) {
       if (!p.done && p.error === undefined) p.error = new Error('prepared speech aborted');
+      if (!p.taken) p.chunks.length = 0;
       this.notify(p);
     }
+  }
+
+  /** Bytes of audio held: synthesized and not yet handed over (a call keeps its greeting's object all call long). */
+  get heldBytes(): number {
+    let n = 0;
+    for (const p of this.pieces) for (const c of p.chunks) n += c.length;
+    return n;
   }
 
   private async run(): Promise<void> {
@@ -125,10 +134,10 @@ export class PreparedSpeech {
       await this.changed(piece);
     }
     const format = piece.format;
+    // a piece is taken once: its one reader takes each chunk out, so the audio is not held after it was handed over
     const chunks = async function* (this: PreparedSpeech): AsyncGenerator<Uint8Array> {
-      let next = 0;
       for (;;) {
-        while (next < piece.chunks.length) yield piece.chunks[next++]!;
+        while (piece.chunks.length > 0) yield piece.chunks.shift()!;
         if (piece.done) return;
         if (piece.error !== undefined) throw piece.error;
         await this.changed(piece);

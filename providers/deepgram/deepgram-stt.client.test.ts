@@ -116,6 +116,28 @@ describe('deepgram live transcription client', () => {
     await each.close();
   });
 
+  it('keeps at most maxBufferedMs of sent audio, in buffers of its own: a long stream among other calls pins no shared pool slabs', async () => {
+    const own = await FakeDeepgramServer.start(); // its own server: this much audio must not spill into the next tests
+    const stream = await new DeepgramSpeechToText({ apiKey: own.key, baseUrl: own.baseUrl, checkConnect }).open({ format: MULAW_8K });
+    const frame = () => speechAudio(MULAW_8K, 20);
+    const others: Buffer[] = [];
+    // a minute of speech with no final (nothing confirms it); between frames other calls take small buffers
+    // from node's shared pool, as they do in a process serving many calls
+    let held = 0;
+    for (let i = 0; i < 3000; i++) {
+      stream.push(frame());
+      others.push(Buffer.from(new Uint8Array(3000)), Buffer.from(new Uint8Array(3000)));
+      if (others.length > 64) others.splice(0, 2);
+      held = Math.max(held, (stream as unknown as { heldBytes: number }).heldBytes);
+    }
+    // the default maxBufferedMs is 5 s: 40 kB of μ-law, in 40 ms messages (a pooled slice would pin 8 kB each:
+    // ~1 MB), and the frame waiting for its message (a pooled copy: one slab for a moment)
+    expect(held).toBeLessThanOrEqual(40_000 + 320 + 8192);
+    expect(held).toBeGreaterThanOrEqual(39_000);
+    await stream.close();
+    await own.close();
+  });
+
   it('after quietAfterMs without sound sends 200 ms messages, and the first sound at once with the quiet audio before it', async () => {
     fake.say('yes');
     const stream = await client({ quietAfterMs: 100 }).open({ format: MULAW_8K });
