@@ -174,20 +174,11 @@ async function ours(receiver) {
   };
 }
 
-async function bare(receiver, bodies, idBase = 2_000_000) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: PER_ENDPOINT });
-  const u = new URL(receiver.url);
-  // the headers ours sends, byte for byte in size: a signature of the same shape (computed once: the reference does
-  // not sign), the delivery id as a number, the user agent
-  const signature = `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}`;
-  const post = (body, id) => new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: {
-      'content-type': 'application/json', 'user-agent': 'Callplane-Webhooks/1', 'content-length': Buffer.byteLength(body),
-      'callplane-signature': signature, 'callplane-delivery-id': String(id), 'callplane-event': 'call.ended',
-    } }, (res) => { res.resume(); res.on('end', resolve); });
-    req.on('error', reject);
-    req.end(body);
-  });
+/**
+ * The reference's loop: `bodies` POSTed through `post`, PER_ENDPOINT at a time, each with its own run id from
+ * `idBase`; delivered/s, event → receipt and main-thread CPU, as for ours.
+ */
+async function bareLoop(receiver, bodies, idBase, post) {
   const sent = new Map();
   const cpu0 = mainThreadCpuMs();
   const t0 = now();
@@ -203,9 +194,27 @@ async function bare(receiver, bodies, idBase = 2_000_000) {
   const got = new Map();
   for (const [runId, at] of await receiver.drain()) if (sent.has(runId)) got.set(runId, at);
   const last = Math.max(...got.values());
-  agent.destroy();
   const latencies = [...got].map(([id, at]) => at - sent.get(id));
   return { received: got.size, seconds: (last - t0) / 1000, per_second: got.size / ((last - t0) / 1000), p50_ms: percentile(latencies, 50), p95_ms: percentile(latencies, 95), main_thread_cpu_ms_per_event: cpu === null ? null : cpu / bodies.length };
+}
+
+async function bare(receiver, bodies, idBase = 2_000_000) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: PER_ENDPOINT });
+  const u = new URL(receiver.url);
+  // the headers ours sends, byte for byte in size: a signature of the same shape (computed once: the reference does
+  // not sign), the delivery id as a number, the user agent
+  const signature = `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}`;
+  const post = (body, id) => new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: {
+      'content-type': 'application/json', 'user-agent': 'Callplane-Webhooks/1', 'content-length': Buffer.byteLength(body),
+      'callplane-signature': signature, 'callplane-delivery-id': String(id), 'callplane-event': 'call.ended',
+    } }, (res) => { res.resume(); res.on('end', resolve); });
+    req.on('error', reject);
+    req.end(body);
+  });
+  const result = await bareLoop(receiver, bodies, idBase, post);
+  agent.destroy();
+  return result;
 }
 
 /**
@@ -224,24 +233,9 @@ async function bareUndici(receiver, bodies, idBase = 5_000_000) {
     } });
     await res.body.dump();
   };
-  const sent = new Map();
-  const cpu0 = mainThreadCpuMs();
-  const t0 = now();
-  let next = 0;
-  await Promise.all(Array.from({ length: PER_ENDPOINT }, async () => {
-    while (next < bodies.length) {
-      const i = next++;
-      sent.set(idBase + i, now());
-      await post(bodies[i].replace('"run_id":1000000', `"run_id":${idBase + i}`), i + 1);
-    }
-  }));
-  const cpu = cpu0 === null ? null : mainThreadCpuMs() - cpu0;
-  const got = new Map();
-  for (const [runId, at] of await receiver.drain()) if (sent.has(runId)) got.set(runId, at);
-  const last = Math.max(...got.values());
+  const result = await bareLoop(receiver, bodies, idBase, post);
   await pool.destroy();
-  const latencies = [...got].map(([id, at]) => at - sent.get(id));
-  return { received: got.size, seconds: (last - t0) / 1000, per_second: got.size / ((last - t0) / 1000), p50_ms: percentile(latencies, 50), p95_ms: percentile(latencies, 95), main_thread_cpu_ms_per_event: cpu === null ? null : cpu / bodies.length };
+  return result;
 }
 
 const receiver = await startReceiver();
