@@ -25,10 +25,10 @@ const LATE_MS = 16; // Silero's default batch wait
 
 /** The energy detector's rule, scored LATE_MS after each window arrived (as a batch would). */
 class LateEnergyDetector extends DeferredScoreVoiceActivityDetector {
-  private readonly levels: number[] = [];
+  protected readonly levels: number[] = [];
   constructor(
     options: VadOptions,
-    private readonly timeline: VirtualTimeline,
+    protected readonly timeline: VirtualTimeline,
   ) {
     super(options, ENERGY_VAD_SPEECH_DBFS);
   }
@@ -49,24 +49,14 @@ class LateEnergyDetector extends DeferredScoreVoiceActivityDetector {
  * later. A loud window scores as speech except the last of each four (a plosive, a breath: the model's score
  * dips inside real speech).
  */
-class BurstDetector extends DeferredScoreVoiceActivityDetector {
-  private readonly levels: number[] = [];
+class BurstDetector extends LateEnergyDetector {
   private index = 0;
-  constructor(
-    options: VadOptions,
-    private readonly timeline: VirtualTimeline,
-  ) {
-    super(options, ENERGY_VAD_SPEECH_DBFS);
-  }
-  protected acceptWindow(window: Int16Array): void {
+  protected override acceptWindow(window: Int16Array): void {
     this.levels.push(rmsDbfs(window));
     if (++this.index % 4 !== 0) return;
     this.timeline.setTimeout(() => {
       for (const [i, level] of this.levels.splice(0).entries()) this.settle(level >= ENERGY_VAD_SPEECH_DBFS && i !== 3 ? 1 : 0);
     }, LATE_MS);
-  }
-  protected resetModel(): void {
-    this.levels.length = 0;
   }
 }
 
