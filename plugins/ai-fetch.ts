@@ -31,7 +31,7 @@
  */
 import type { Dispatcher } from 'undici';
 import {
-  answeredOn, isKeptConnection, NULL_BODY_STATUSES, nodeStyleError, PinnedConnections, redirectRefused,
+  answeredOn, isKeptConnection, locationOf, NULL_BODY_STATUSES, nodeStyleError, PinnedConnections, redirectRefused,
   type CheckedTarget, type NetworkPolicyOptions, type PinnedClient, type PinnedHandler, type PinnedPool,
 } from './network-policy.js';
 
@@ -180,13 +180,9 @@ class FetchHandler implements Dispatcher.DispatchHandler, PinnedHandler {
     this.answered = true;
     this.resume = resume;
     if (statusCode >= 300 && statusCode < 400) {
-      let location: string | undefined;
-      for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-        if (rawHeaders[i]!.toString('latin1').toLowerCase() === 'location') location = rawHeaders[i + 1]!.toString('latin1');
-      }
       this.done = true; // the body is read to its end and dropped (the connection is kept)
       this.finish();
-      this.reject(redirectRefused(this.policy.label ?? this.policy.field ?? 'url', statusCode, location, this.t.target.url, this.policy.field));
+      this.reject(redirectRefused(this.policy.label ?? this.policy.field ?? 'url', statusCode, locationOf(rawHeaders), this.t.target.url, this.policy.field));
       return true;
     }
     const headers = new Headers();

@@ -439,6 +439,15 @@ function headerRecord(init: PolicyFetchInit['headers']): Record<string, string> 
 }
 
 /** The refusal of a 3xx answer (redirects are never followed): names where it pointed, resolved against `base`. */
+/** The `Location` header of an undici answer's raw header list (name, value, name, value, ...), if any. */
+export function locationOf(rawHeaders: Buffer[]): string | undefined {
+  let location: string | undefined;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.length === 8 && rawHeaders[i]!.toString('latin1').toLowerCase() === 'location') location = rawHeaders[i + 1]!.toString('latin1');
+  }
+  return location;
+}
+
 export function redirectRefused(label: string, status: number, raw: string | undefined, base: URL, field: string | undefined): NetworkPolicyError {
   let location = raw ?? '(no Location)';
   if (raw) {
@@ -647,7 +656,7 @@ export interface PinnedClient extends Client {
  *   the addresses that passed `assertConnectable` (the host resolved, every address checked) and the pinned lookup
  *   answering only them. Within that second a request goes to one of those very addresses, never to a new
  *   answer of the name's DNS; after it, the host is resolved and checked again. A failed check is never kept.
- * - **Keep-alive connections, per origin and checked address set.** One undici `Pool` per `protocol//host:port`
+ * - **Keep-alive connections, per origin and checked address set.** One `PinnedPool` per `protocol//host:port`
  *   and the exact addresses it was checked to, whose connections are opened through that pinned lookup
  *   (`connect.lookup`), with TLS `servername` and the `Host` header the URL's host. When a new check gives other
  *   addresses, requests go to a new pool (new connections to the new, checked addresses); the old pool is closed
@@ -792,8 +801,8 @@ export function isKeptConnection(client: PinnedClient): boolean {
 /**
  * POSTs over undici to addresses the policy checked, for callers that send many small requests to a few
  * receivers and need only the status (webhook deliveries; docs/security.md "Outbound connections"). Checks and
- * keep-alive connections are kept as `PinnedConnections` says (a check for 1 s towards its addresses only; 16
- * idle connections per origin and address set). Besides:
+ * keep-alive connections are kept as `PinnedConnections` says (a check for 1 s towards its addresses only; as many
+ * connections per origin and address set as were in flight together). Besides:
  *
  * - **One timer for every request's bound.** A request must end within its `timeoutMs` (counted from `post`,
  *   the check included); one timer armed for the earliest deadline in flight enforces them all, instead of a
@@ -938,12 +947,8 @@ class PostHandler implements Dispatcher.DispatchHandler, PinnedHandler {
   onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
     this.status = statusCode;
     if (statusCode >= 300 && statusCode < 400) {
-      let location: string | undefined;
-      for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-        if (rawHeaders[i]!.length === 8 && rawHeaders[i]!.toString('latin1').toLowerCase() === 'location') location = rawHeaders[i + 1]!.toString('latin1');
-      }
       const { label, field } = this.poster.labels;
-      this.settle(redirectRefused(label, statusCode, location, this.t.target.url, field));
+      this.settle(redirectRefused(label, statusCode, locationOf(rawHeaders), this.t.target.url, field));
     }
     return true;
   }
