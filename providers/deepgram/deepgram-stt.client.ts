@@ -239,10 +239,10 @@ class DeepgramSttStream implements SttStream {
       this.outgoingBytes += copy.length;
       // sound after a quiet stretch goes out at once (with the quiet audio before it): Deepgram hears it no later
       // than in 40 ms messages
+      const quiet = this.quietBytes >= this.quietAfterBytes;
       if (sound && wasQuiet) this.sendOutgoing();
-      else if (this.outgoingBytes >= (this.quietBytes >= this.quietAfterBytes ? this.quietChunkBytes : this.chunkBytes)) this.sendOutgoing();
+      else if (this.outgoingBytes >= (quiet ? this.quietChunkBytes : this.chunkBytes)) this.sendOutgoing();
       else if (!this.outgoingTimer) {
-        const quiet = this.quietBytes >= this.quietAfterBytes;
         this.outgoingTimer = setTimeout(() => {
           this.outgoingTimer = undefined;
           this.sendOutgoing();
