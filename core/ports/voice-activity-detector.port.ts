@@ -29,8 +29,10 @@ export interface VadOptions {
   /**
    * Receives every window's verdict (`speech`: its score reached the threshold; `endMs`: where the window ended,
    * stream time), in stream order, as its score comes: during `push` or later (a batch that scored several of a
-   * call's windows at once gives each of them). Called before the event that window causes, if any. The barge-in
-   * rule needs every verdict: `lastWindow` alone skips the ones scored together before the newest.
+   * call's windows at once gives each of them). Called before the event that window causes, if any. `speech` is
+   * the score against the threshold, not the hysteresis: a noise window inside speech is `false`. The barge-in
+   * rule measures sustained speech on these verdicts, every one of them (the newest alone would skip the ones a
+   * batch scored together before it).
    */
   onWindow?: (speech: boolean, endMs: number) => void;
 }
@@ -56,13 +58,6 @@ export interface VoiceActivityDetector {
   close(): void;
   /** True while the detector is inside speech, as far as the events delivered so far tell. */
   readonly speaking: boolean;
-  /**
-   * The verdict on the last window whose score has come (a batched Silero score comes up to its batch wait
-   * after the audio; `endMs` says which window it is): `speech` when its score reached the
-   * threshold (not the hysteresis: a noise window inside speech is `false`), `endMs` where it ended in stream
-   * time (0 and false before any window). The barge-in rule measures sustained speech on these verdicts.
-   */
-  readonly lastWindow: { readonly speech: boolean; readonly endMs: number };
 }
 
 export interface VoiceActivityDetectorFactory {

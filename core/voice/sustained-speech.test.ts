@@ -60,7 +60,7 @@ describe('SustainedSpeech', () => {
   });
 
   it('with the energy VAD, the quick "yeah" and the cough stay under the 300 ms default; "uh-huh" and "mm-hmm" pass it', () => {
-    const longest = (name: 'yeah' | 'cough' | 'uh-huh' | 'mm-hmm') => longestSustainedSpeechMs(new EnergyVoiceActivityDetector({ sampleRate: 8000 }), readAudioFixture(name).samples);
+    const longest = (name: 'yeah' | 'cough' | 'uh-huh' | 'mm-hmm') => longestSustainedSpeechMs((options) => new EnergyVoiceActivityDetector(options), readAudioFixture(name).samples);
     // shorter than interruption_min_speech_ms: these never interrupt the agent, whatever the STT
     expect(longest('yeah')).toBeLessThan(300);
     expect(longest('cough')).toBeLessThan(300);

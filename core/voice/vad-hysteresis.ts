@@ -65,7 +65,6 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
   private readonly undelivered: VadEvent[] = [];
   private closed = false;
   private inSpeech = false;
-  private readonly verdict = { speech: false, endMs: 0 };
   private run = 0;
   private runStart = 0;
   /** In speech: where the sound of the last window judged speech ended (stream samples). */
@@ -123,10 +122,6 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
 
   get speaking(): boolean {
     return this.inSpeech;
-  }
-
-  get lastWindow(): { readonly speech: boolean; readonly endMs: number } {
-    return this.verdict;
   }
 
   /** Windows accepted whose score has not come yet. */
@@ -188,10 +183,8 @@ export abstract class DeferredScoreVoiceActivityDetector implements VoiceActivit
     const start = this.waiting.shift();
     if (start === undefined) return; // dropped by reset or close
     const soundEnd = this.waitingSoundEnd.shift()!;
-    this.verdict.speech = p >= this.options.threshold;
-    this.verdict.endMs = ((start + this.window.length) * 1000) / this.options.sampleRate;
     const event = this.step(p, start, soundEnd);
-    this.onWindow?.(this.verdict.speech, this.verdict.endMs);
+    this.onWindow?.(p >= this.options.threshold, ((start + this.window.length) * 1000) / this.options.sampleRate);
     if (event) this.deliver(event);
   }
 
