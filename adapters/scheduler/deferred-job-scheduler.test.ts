@@ -31,10 +31,12 @@ describe('DeferredJobScheduler', () => {
     deferred.define('b', async () => undefined);
     expect(() => deferred.define('a', async () => undefined)).toThrow('Job "a" is already defined');
     expect(loads).toBe(0);
+    expect(deferred.current).toBeUndefined();
 
     await Promise.all([deferred.scheduleUnique('a', 'k', new Date(0), {}), deferred.every('b', 1000)]);
     expect(loads).toBe(1);
     expect(log).toEqual(['define a x2', 'define b', 'schedule a/k', 'every b 1000']);
+    expect(deferred.current).toBeDefined();
 
     deferred.define('c', async () => undefined);
     expect(() => deferred.define('b', async () => undefined)).toThrow('Job "b" is already defined');

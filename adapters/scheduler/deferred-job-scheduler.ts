@@ -15,6 +15,11 @@ export class DeferredJobScheduler implements JobScheduler {
 
   constructor(private readonly load: () => Promise<JobScheduler>) {}
 
+  /** The real scheduler once built; undefined before (nothing loaded yet). */
+  get current(): JobScheduler | undefined {
+    return this.loaded;
+  }
+
   define(name: string, handler: JobHandler, options?: JobDefinitionOptions): void {
     if (this.loaded) {
       this.loaded.define(name, handler, options);
