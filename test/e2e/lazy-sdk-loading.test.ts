@@ -5,9 +5,10 @@
  * (the child is test/support/loaded-packages.child.ts from dist/).
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { packageRoot } from '../../plugins/version.js';
 import { FakeAriServer } from '../fakes/ari/fake-ari-server.js';
 import { FakeTwilioServer } from '../fakes/twilio/fake-twilio-server.js';
 import { distFile, runNode } from '../support/process.js';
@@ -62,6 +63,38 @@ describe('optional SDKs load on first use', () => {
     } finally {
       await twilio.close();
     }
+  });
+
+  it('starts without the packages installed; their first use fails naming the package', async () => {
+    // an install without them: dist/ and package.json linked into a directory whose node_modules has every
+    // package but these, run with symlinked paths kept (so packages resolve from that node_modules)
+    const root = packageRoot();
+    const install = mkdtempSync(join(tmpdir(), 'callplane-lazy-install-'));
+    dirs.push(install);
+    mkdirSync(join(install, 'node_modules'));
+    const modules = realpathSync(join(root, 'node_modules'));
+    for (const name of readdirSync(modules)) {
+      if (!['ari-client', 'twilio', 'mongodb'].includes(name)) symlinkSync(join(modules, name), join(install, 'node_modules', name));
+    }
+    symlinkSync(realpathSync(join(root, 'dist')), join(install, 'dist'));
+    symlinkSync(join(root, 'package.json'), join(install, 'package.json'));
+    const run = (steps: string[], env: Record<string, string>) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'callplane-lazy-'));
+      dirs.push(dataDir);
+      return runNode(['--preserve-symlinks', '--preserve-symlinks-main', join(install, 'dist/test/support/loaded-packages.child.js'), ...steps], { CALLPLANE_DATA_DIR: dataDir, ...env });
+    };
+
+    const ari = await run(['start', 'ari'], { ARI_URL: 'http://127.0.0.1:9' });
+    expect(ari.stdout).toContain('{"step":"start","loaded":[]}');
+    expect(ari.code).toBe(1);
+    expect(ari.stderr).toContain("ProviderApiError: the ari-client package could not be loaded: Cannot find module 'ari-client'");
+    const twilio = await run(['start', 'twilio'], { TWILIO_URL: 'http://127.0.0.1:9', TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`, TWILIO_AUTH_TOKEN: 'token' });
+    expect(twilio.stdout).toContain('{"step":"start","loaded":[]}');
+    expect(twilio.code).toBe(1);
+    expect(twilio.stderr).toContain("ProviderApiError: the twilio package could not be loaded: Cannot find module 'twilio'");
+    const mongo = await run(['build'], { CALLPLANE_STORAGE: 'mongodb', MONGODB_URI: 'mongodb://127.0.0.1:1/lazy_test' });
+    expect(mongo.code).toBe(1);
+    expect(mongo.stderr).toContain("MongoDB storage needs the mongodb package, which could not be loaded: Cannot find module 'mongodb'");
   });
 
   it('loads the MongoDB driver when the service is configured for MongoDB', async () => {
