@@ -72,9 +72,10 @@ export function schedulerModule(c: Container, settings: Settings): void {
 }
 
 /**
- * `@agendajs/mongo-backend` (imported here, on first call) on the storage's `Db`, whose `connect` (agenda calls it once, from its constructor,
- * without handling a failure: a rejection would be unhandled and agenda would never become ready) retries with
- * backoff until it succeeds or `giveUp` is called (the process stops). The backend never closes the shared client.
+ * `@agendajs/mongo-backend` (imported here, on the first call) on the storage's `Db`, whose `connect` (agenda calls
+ * it once, from its constructor, without handling a failure: a rejection would be unhandled and agenda would never
+ * become ready) retries with backoff until it succeeds or `giveUp` is called (the process stops). The backend never
+ * closes the shared client.
  */
 export async function retryingMongoBackend(storage: Pick<MongoStorage, 'db'>, firstDelayMs = 250): Promise<AgendaBackend & { giveUp(): void }> {
   const { MongoBackend } = await import('@agendajs/mongo-backend');
