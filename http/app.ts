@@ -1,7 +1,8 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import swaggerUi from 'swagger-ui-express';
+import { createRequire } from 'node:module';
+import type swaggerUiExpress from 'swagger-ui-express';
 import { ForbiddenError, ValidationError } from '../core/errors.js';
 import type { Authenticate } from '../core/identity/authenticate.use-case.js';
 import type { Principal } from '../core/identity/identity.js';
@@ -34,6 +35,24 @@ function toExpressPath(path: string): string {
 function toRegex(path: string): RegExp {
   const body = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+');
   return new RegExp(`^${API_PREFIX}${body}/?$`);
+}
+
+/**
+ * swagger-ui at /docs, its package (swagger-ui-express and swagger-ui-dist, about 3 MB of heap) loaded on the
+ * first request under /docs rather than at start-up (docs/deployment.md, "Memory at start-up"); the OpenAPI JSON
+ * route does not need it. Later requests go straight to the same router.
+ */
+function swaggerUiOnFirstUse(document: unknown): express.RequestHandler {
+  let ui: express.Router | undefined;
+  return (req, res, next) => {
+    if (!ui) {
+      const swaggerUi = createRequire(import.meta.url)('swagger-ui-express') as typeof swaggerUiExpress;
+      const router = express.Router();
+      router.use(swaggerUi.serve, swaggerUi.setup(document as never, { customSiteTitle: 'Callplane API' }));
+      ui = router;
+    }
+    ui(req, res, next);
+  };
 }
 
 /** A 200 JSON response written in one step (what `res.json` does, without its per-call content-type parsing). */
@@ -180,7 +199,7 @@ export function createApp(options: AppOptions): express.Express {
   app.get(`${API_PREFIX}/openapi.json`, (_req, res) => {
     res.json(document);
   });
-  app.use('/docs', swaggerUi.serve, swaggerUi.setup(document as never, { customSiteTitle: 'Callplane API' }));
+  app.use('/docs', swaggerUiOnFirstUse(document));
   if (options.consoleDir) app.use(consoleStatic(options.consoleDir));
 
   const patterns = options.routes.map((r) => ({ method: r.method.toUpperCase(), re: toRegex(r.path) }));

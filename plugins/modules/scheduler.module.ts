@@ -1,8 +1,8 @@
 import type { Container } from 'inversify';
 import type { AgendaBackend } from 'agenda';
-import { MongoBackend } from '@agendajs/mongo-backend';
 import { JobScheduler } from '../../core/ports/job-scheduler.port.js';
 import { AgendaJobScheduler } from '../../adapters/scheduler/agenda/agenda-job-scheduler.js';
+import { DeferredJobScheduler } from '../../adapters/scheduler/deferred-job-scheduler.js';
 import { SqliteBackend } from '../../adapters/scheduler/agenda/sqlite-backend/sqlite-backend.js';
 import type { SqliteDatabase } from '../../adapters/storage/sqlite/database.js';
 import type { MongoStorage } from '../../adapters/storage/mongo/mongo-database.js';
@@ -39,11 +39,19 @@ export function schedulerModule(c: Container, settings: Settings): void {
   } else if (settings.storage === 'mongodb') {
     c.bind<JobScheduler>(JobScheduler).toResolvedValue(
       (storage: MongoStorage, lifecycle: Lifecycle) => {
-        const backend = retryingMongoBackend(storage);
-        const scheduler = new AgendaJobScheduler({ backend, agenda: agendaOptions }, schedulerOptions);
+        // @agendajs/mongo-backend is an ES module that brings the MongoDB driver: imported (asynchronously) on the
+        // scheduler's first operation, so nothing of it loads unless this storage is configured
+        let backend: Awaited<ReturnType<typeof retryingMongoBackend>> | undefined;
+        let stopped = false;
+        const scheduler = new DeferredJobScheduler(async () => {
+          backend = await retryingMongoBackend(storage);
+          if (stopped) backend.giveUp();
+          return new AgendaJobScheduler({ backend, agenda: agendaOptions }, schedulerOptions);
+        });
         // registered after the storage's stop hook (the storage is resolved first), so it stops before the client closes
         lifecycle.onStop('job-scheduler', async () => {
-          backend.giveUp();
+          stopped = true;
+          backend?.giveUp();
           await scheduler.stop();
         });
         return scheduler;
@@ -64,11 +72,13 @@ export function schedulerModule(c: Container, settings: Settings): void {
 }
 
 /**
- * `@agendajs/mongo-backend` on the storage's `Db`, whose `connect` (agenda calls it once, from its constructor,
- * without handling a failure: a rejection would be unhandled and agenda would never become ready) retries with
- * backoff until it succeeds or `giveUp` is called (the process stops). The backend never closes the shared client.
+ * `@agendajs/mongo-backend` (imported here, on the first call) on the storage's `Db`, whose `connect` (agenda calls
+ * it once, from its constructor, without handling a failure: a rejection would be unhandled and agenda would never
+ * become ready) retries with backoff until it succeeds or `giveUp` is called (the process stops). The backend never
+ * closes the shared client.
  */
-export function retryingMongoBackend(storage: Pick<MongoStorage, 'db'>, firstDelayMs = 250): AgendaBackend & { giveUp(): void } {
+export async function retryingMongoBackend(storage: Pick<MongoStorage, 'db'>, firstDelayMs = 250): Promise<AgendaBackend & { giveUp(): void }> {
+  const { MongoBackend } = await import('@agendajs/mongo-backend');
   const inner = new MongoBackend({ mongo: storage.db, collection: AGENDA_JOBS_COLLECTION });
   let givenUp = false;
   return {

@@ -213,13 +213,39 @@ interface AriClientModule {
   connect(url: string, user: string, pass: string): PromiseLike<AriSdkClient>;
 }
 
-const requireHere = createRequire(import.meta.url);
-const ariSdk = requireHere('ari-client') as AriClientModule;
-// The swagger-client instance ari-client itself uses (resolved from ari-client's location).
-const requireAriClient = createRequire(requireHere.resolve('ari-client'));
-const swaggerClient = requireAriClient('swagger-client') as SwaggerClientModule;
-// The `request` package ari-client probes the endpoint with (nothing else here uses it).
-const requestModule = requireAriClient('request') as RequestModule;
+interface AriSdk {
+  ari: AriClientModule;
+  /** The swagger-client instance ari-client itself uses (resolved from ari-client's location). */
+  swagger: SwaggerClientModule;
+  /** The `request` package ari-client probes the endpoint with (nothing else here uses it). */
+  request: RequestModule;
+}
+
+let loadedSdk: AriSdk | undefined;
+
+/**
+ * ari-client, swagger-client and request (about 14 MB of heap together), loaded on the first REST operation of
+ * any ARI configuration rather than at start-up: a service with no Asterisk configuration never loads them
+ * (docs/deployment.md, "Memory at start-up"). Synchronous and process-wide: later calls get the same module
+ * instances, so `AuthRouter` and `AriTransport` patch the instances ari-client really uses. A missing package
+ * is a `ProviderApiError('ari')` naming it.
+ */
+function ariSdk(): AriSdk {
+  if (loadedSdk) return loadedSdk;
+  const requireHere = createRequire(import.meta.url);
+  try {
+    const ari = requireHere('ari-client') as AriClientModule;
+    const requireAriClient = createRequire(requireHere.resolve('ari-client'));
+    loadedSdk = {
+      ari,
+      swagger: requireAriClient('swagger-client') as SwaggerClientModule,
+      request: requireAriClient('request') as RequestModule,
+    };
+  } catch (err) {
+    throw new ProviderApiError('ari', `the ari-client package could not be loaded: ${describe(err)}`, false);
+  }
+  return loadedSdk;
+}
 
 interface Credentials {
   username: string;
@@ -241,7 +267,7 @@ const AuthRouter = {
   current: undefined as CallScope | undefined,
   installed: false,
   install(): void {
-    swaggerClient.authorizations.add('basic-auth', {
+    ariSdk().swagger.authorizations.add('basic-auth', {
       apply: (obj) => {
         const scope = AuthRouter.current;
         const creds = scope?.credentials ?? AuthRouter.byOrigin.get(originOf(obj.url));
@@ -284,8 +310,9 @@ const AriTransport = {
   installed: false,
   install(): void {
     if (AriTransport.installed) return;
+    const { swagger, request: requestModule } = ariSdk();
     AriTransport.installed = true;
-    swaggerClient.SwaggerHttp.prototype.execute = (obj: SwaggerObj) => {
+    swagger.SwaggerHttp.prototype.execute = (obj: SwaggerObj) => {
       void AriTransport.execute(obj);
     };
     const Original = requestModule.Request;
@@ -662,7 +689,7 @@ export class AriClient {
         };
         AriTransport.loading = this;
         try {
-          const pending = ariSdk.connect(this.origin, this.credentials.username, this.credentials.password);
+          const pending = ariSdk().ari.connect(this.origin, this.credentials.username, this.credentials.password);
           // ari-client has just (synchronously) put its own credentials in the shared registry: route again.
           AuthRouter.install();
           Promise.resolve(pending).then(

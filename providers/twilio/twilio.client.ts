@@ -8,8 +8,13 @@
  *   `maxRetries` and `maxRetryDelayMs`. A 429 means the request was not processed, so repeating a create is safe.
  * Any other non-2xx becomes the SDK's RestException, mapped here to ProviderApiError with Twilio's code and
  * message (never the credentials).
+ *
+ * The SDK (about 6 MB of heap) is loaded on the first REST call of any Twilio account, not at start-up: a
+ * service with no Twilio configuration, or one that only answers Twilio's webhooks (their signatures are checked
+ * by our own code, twilio.provider.ts), never loads it (docs/deployment.md, "Memory at start-up").
  */
-import twilio from 'twilio';
+import { createRequire } from 'node:module';
+import type twilio from 'twilio';
 import type SdkRequestClient from 'twilio/lib/base/RequestClient.js';
 import type * as SdkResponseModule from 'twilio/lib/http/response.js';
 import { ProviderApiError } from '../../core/errors.js';
@@ -87,42 +92,78 @@ interface RetryPolicy {
   sleep: (ms: number) => Promise<void>;
 }
 
-/** Rewrites the API origin and retries 429s (see the file comment). */
-class CallplaneRequestClient extends twilio.RequestClient {
-  constructor(
-    private readonly baseUrl: string | undefined,
-    private readonly retry: RetryPolicy,
-    timeoutMs: number,
-  ) {
-    super({ timeout: timeoutMs, keepAlive: false });
-  }
+type TwilioSdk = typeof twilio;
 
-  override async request<TData>(opts: SdkRequestClient.RequestOptions<TData>): Promise<SdkResponseModule.default<TData>> {
-    const uri = this.baseUrl && opts.uri.startsWith(TWILIO_API_ORIGIN) ? this.baseUrl + opts.uri.slice(TWILIO_API_ORIGIN.length) : opts.uri;
-    for (let attempt = 0; ; attempt++) {
-      // The SDK's request() mutates `headers`; give each try its own copy.
-      const res = await super.request<TData>({ ...opts, uri, headers: { ...(opts.headers ?? {}) } });
-      if (res.statusCode !== 429 || attempt >= this.retry.maxRetries) return res;
-      await this.retry.sleep(this.delay(attempt, res.headers as Record<string, unknown> | undefined));
+interface LoadedSdk {
+  twilio: TwilioSdk;
+  RequestClient: ReturnType<typeof defineRequestClient>;
+}
+
+let loaded: LoadedSdk | undefined;
+
+/**
+ * The twilio package and our transport class on it, loaded once per process on first use (synchronously: the
+ * SDK is CommonJS). A missing or broken package is a `ProviderApiError('twilio')` naming it.
+ */
+function loadSdk(): LoadedSdk {
+  if (loaded) return loaded;
+  let sdk: TwilioSdk;
+  try {
+    sdk = createRequire(import.meta.url)('twilio') as TwilioSdk;
+  } catch (err) {
+    throw new ProviderApiError('twilio', `the twilio package could not be loaded: ${err instanceof Error ? err.message : String(err)}`, false);
+  }
+  loaded = { twilio: sdk, RequestClient: defineRequestClient(sdk) };
+  return loaded;
+}
+
+function defineRequestClient(sdk: TwilioSdk) {
+  /** Rewrites the API origin and retries 429s (see the file comment). */
+  return class CallplaneRequestClient extends sdk.RequestClient {
+    constructor(
+      private readonly baseUrl: string | undefined,
+      private readonly retry: RetryPolicy,
+      timeoutMs: number,
+    ) {
+      super({ timeout: timeoutMs, keepAlive: false });
     }
-  }
 
-  /** Retry-After or the backoff, capped (the SDK's `retryDelayMs`, as the fetch-based clients wait). */
-  private delay(attempt: number, headers: Record<string, unknown> | undefined): number {
-    return retryDelayMs(attempt, headers?.['retry-after'] ?? headers?.['Retry-After'], { retryBaseDelayMs: this.retry.baseDelayMs, maxRetryDelayMs: this.retry.maxDelayMs });
-  }
+    override async request<TData>(opts: SdkRequestClient.RequestOptions<TData>): Promise<SdkResponseModule.default<TData>> {
+      const uri = this.baseUrl && opts.uri.startsWith(TWILIO_API_ORIGIN) ? this.baseUrl + opts.uri.slice(TWILIO_API_ORIGIN.length) : opts.uri;
+      for (let attempt = 0; ; attempt++) {
+        // The SDK's request() mutates `headers`; give each try its own copy.
+        const res = await super.request<TData>({ ...opts, uri, headers: { ...(opts.headers ?? {}) } });
+        if (res.statusCode !== 429 || attempt >= this.retry.maxRetries) return res;
+        await this.retry.sleep(this.delay(attempt, res.headers as Record<string, unknown> | undefined));
+      }
+    }
+
+    /** Retry-After or the backoff, capped (the SDK's `retryDelayMs`, as the fetch-based clients wait). */
+    private delay(attempt: number, headers: Record<string, unknown> | undefined): number {
+      return retryDelayMs(attempt, headers?.['retry-after'] ?? headers?.['Retry-After'], { retryBaseDelayMs: this.retry.baseDelayMs, maxRetryDelayMs: this.retry.maxDelayMs });
+    }
+  };
 }
 
 export class TwilioClient {
-  private readonly sdk: ReturnType<typeof twilio>;
+  private client?: ReturnType<TwilioSdk>;
   private readonly authToken: string;
   private readonly accountSid: string;
 
-  constructor(opts: TwilioClientOptions) {
+  constructor(private readonly opts: TwilioClientOptions) {
     if (!opts.accountSid || !opts.authToken) throw new ProviderApiError('twilio', 'Twilio account SID and auth token are required');
     this.authToken = opts.authToken;
     this.accountSid = opts.accountSid;
-    const transport = new CallplaneRequestClient(
+    // Twilio's own rule (the SDK applies it when built, on first use here): refused up front, before any request.
+    if (!opts.accountSid.startsWith('AC')) throw new ProviderApiError('twilio', 'Invalid Twilio credentials: accountSid must start with AC');
+  }
+
+  /** The SDK client of this account, built (and the SDK loaded) on the first REST call. */
+  private get sdk(): ReturnType<TwilioSdk> {
+    if (this.client) return this.client;
+    const { twilio: sdk, RequestClient } = loadSdk();
+    const opts = this.opts;
+    const transport = new RequestClient(
       opts.baseUrl?.replace(/\/+$/, ''),
       {
         maxRetries: Math.max(0, opts.maxRetries ?? 3),
@@ -133,11 +174,11 @@ export class TwilioClient {
       opts.timeoutMs ?? 15_000,
     );
     try {
-      this.sdk = twilio(opts.accountSid, opts.authToken, { httpClient: transport, accountSid: opts.accountSid });
+      this.client = sdk(opts.accountSid, opts.authToken, { httpClient: transport, accountSid: opts.accountSid });
     } catch (err) {
-      // e.g. "accountSid must start with AC"
       throw new ProviderApiError('twilio', `Invalid Twilio credentials: ${this.safe(err)}`);
     }
+    return this.client;
   }
 
   /** Places a call. Throws ProviderApiError (retryable for 429 after retries, 5xx and network failures). */
@@ -186,12 +227,13 @@ export class TwilioClient {
    * failure or a 5xx after retries throws `ProviderApiError`. Not idempotent (each accepted update restarts the TwiML).
    */
   async updateCallTwiml(sid: string, twiml: string): Promise<{ ok: true; status: string } | { ok: false; httpStatus: number; code: number | null; message: string }> {
+    const api = this.sdk;
     try {
-      const call = await this.sdk.calls(sid).update({ twiml });
+      const call = await api.calls(sid).update({ twiml });
       return { ok: true, status: call.status };
     } catch (err) {
       const e = err as { status?: unknown; code?: unknown; message?: unknown };
-      if ((err instanceof twilio.RestException || (typeof e.status === 'number' && 'moreInfo' in (err as object))) && Number(e.status) < 500) {
+      if ((err instanceof loadSdk().twilio.RestException || (typeof e.status === 'number' && 'moreInfo' in (err as object))) && Number(e.status) < 500) {
         return { ok: false, httpStatus: Number(e.status), code: typeof e.code === 'number' ? e.code : null, message: this.safe(e.message) };
       }
       return this.run('update call', () => Promise.reject(err));
@@ -242,8 +284,10 @@ export class TwilioClient {
     try {
       return await fn();
     } catch (err) {
+      // the SDK could not be loaded or built (see `sdk`): its own message
+      if (err instanceof ProviderApiError) throw err;
       const e = err as { status?: unknown; code?: unknown; message?: unknown; moreInfo?: unknown };
-      if (err instanceof twilio.RestException || (typeof e.status === 'number' && 'moreInfo' in (err as object))) {
+      if (err instanceof loadSdk().twilio.RestException || (typeof e.status === 'number' && 'moreInfo' in (err as object))) {
         const status = Number(e.status);
         if (status === 404 && notFoundIsValue) throw NOT_FOUND;
         const code = typeof e.code === 'number' ? ` ${e.code}` : '';

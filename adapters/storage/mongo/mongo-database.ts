@@ -2,9 +2,15 @@
  * MongoDB storage foundation: connect, create collections and indexes (idempotent, safe when several
  * processes start at once), integer ids from the `counters` collection, duplicate-key detection, close.
  * Repository adapters (`*.mongo.ts`) take the driver's `Db`.
+ *
+ * The driver itself (about 7 MB of heap) is loaded by `mongoDriver()` when a client is first created, not when
+ * this module is imported: the composition root imports the Mongo adapters whatever the storage, and a service
+ * on the embedded SQLite default never loads it (docs/deployment.md, "Memory at start-up"). The adapters and
+ * their document mappers use the driver's types only.
  */
-import { MongoClient, MongoServerError } from 'mongodb';
-import type { Collection, Db, Filter, UpdateFilter, WithId } from 'mongodb';
+import { createRequire } from 'node:module';
+import type * as MongoDriverModule from 'mongodb';
+import type { Collection, Db, Filter, MongoClient, UpdateFilter, WithId } from 'mongodb';
 import { Collections, mongoCollections, type MongoCollectionSpec } from './mongo-schema.js';
 
 export interface MongoStorage {
@@ -26,6 +32,23 @@ const DUPLICATE_KEY = 11000;
 const NAMESPACE_EXISTS = 48;
 /** A health probe answers within this, even with the server gone (instead of the server-selection timeout). */
 const PING_TIMEOUT_MS = 2_000;
+
+let driver: typeof MongoDriverModule | undefined;
+
+/**
+ * The `mongodb` package, loaded once (synchronously: the driver is CommonJS) on first use. Every value of the
+ * driver this file needs (`MongoClient`, `MongoServerError`) comes from here, so `instanceof` checks see the same
+ * classes as the client that raised the error. Throws an Error naming the package when it cannot be loaded.
+ */
+export function mongoDriver(): typeof MongoDriverModule {
+  if (driver) return driver;
+  try {
+    driver = createRequire(import.meta.url)('mongodb') as typeof MongoDriverModule;
+  } catch (err) {
+    throw new Error(`MongoDB storage needs the mongodb package, which could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return driver;
+}
 
 /**
  * Wraps an existing client and database (the composition root, the tests, the double) without connecting.
@@ -67,7 +90,7 @@ export function mongoStorage(client: MongoClient, db: Db): MongoStorage {
  * and prepare the schema eagerly.
  */
 export function createMongoStorage(uri: string, options: { dbName?: string; serverSelectionTimeoutMS?: number } = {}): MongoStorage {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000 });
+  const client = new (mongoDriver().MongoClient)(uri, { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000 });
   const db = client.db(options.dbName ?? (databaseNameFromUri(uri) || 'callplane'));
   return mongoStorage(client, db);
 }
@@ -105,7 +128,7 @@ export async function ensureMongoSchema(db: Db, specs: readonly MongoCollectionS
         await db.createCollection(spec.name);
         created.push(spec.name);
       } catch (e) {
-        if (!(e instanceof MongoServerError && e.code === NAMESPACE_EXISTS)) throw e;
+        if (!(e instanceof mongoDriver().MongoServerError && e.code === NAMESPACE_EXISTS)) throw e;
       }
     }
     if (spec.indexes.length > 0) {
