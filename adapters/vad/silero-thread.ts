@@ -14,7 +14,8 @@
  * and a SharedArrayBuffer was no faster (~50-65 µs: the postMessage that signals a batch is most of the cost,
  * and shared memory would add a copy and its own rules about who may touch it when).
  *
- * The worker never keeps the process alive (unref'd) and is terminated by `close()` (the service's stop hook).
+ * The worker never keeps an idle process alive (unref'd but while it starts and while a batch is away, so a
+ * script awaiting those gets its answer) and is terminated by `close()` (the service's stop hook).
  * When it cannot start or dies, `onFailure` is told once and every later `run` rejects; the batcher then scores
  * inline, on the main thread, as before (adapters/vad/silero-batcher.ts).
  */
@@ -141,8 +142,8 @@ export class SileroInferenceThread {
     worker.on('message', (m: WorkerMessage) => this.onMessage(m));
     worker.on('error', (e: Error) => this.fail(e.message));
     worker.on('exit', (code) => this.fail(`exited with code ${code}`));
-    // after the listeners: a 'message' listener added later would hold the process open again
-    worker.unref();
+    // held (ref'd) while it starts and while a batch is away, so whoever awaits those is answered; idle, it is
+    // unref'd and never keeps the process alive
   }
 
   /** Whether batches can be sent (the model is loaded on the thread and it has not failed or been closed). */
@@ -165,6 +166,7 @@ export class SileroInferenceThread {
     if (this.status !== 'ready') return Promise.reject(new Error(`the Silero inference thread is ${this.status === 'starting' ? 'not ready' : this.status}`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
+      if (this.waiting.size === 0) this.worker.ref();
       this.waiting.set(id, { resolve, reject });
       const inputBuffer = whole(input);
       const stateBuffer = whole(state);
@@ -185,12 +187,14 @@ export class SileroInferenceThread {
   private onMessage(m: WorkerMessage): void {
     if (m.type === 'ready') {
       if (this.status === 'starting') this.status = 'ready';
+      if (this.waiting.size === 0) this.worker.unref();
       this.resolveReady(this.status === 'ready');
       return;
     }
     const w = this.waiting.get(m.id);
     if (!w) return;
     this.waiting.delete(m.id);
+    if (this.waiting.size === 0) this.worker.unref();
     w.resolve({
       probabilities: new Float32Array(m.probabilities),
       failed: m.failed,
