@@ -23,7 +23,8 @@
  * batch is sent there and its results delivered when they come back, so the event loop only copies rows and
  * states. One batch is in flight at a time: windows asked for meanwhile wait, by the same rules, for the next
  * one, which leaves as soon as the answer is in when it was due meanwhile (its timer fired, `maxBatch` windows
- * or every live call waiting). A client that cancels while its window is in flight gets no callback; a batch
+ * or every live call waiting; a call whose window is in flight is not waiting: its next window is to come, as
+ * after an inline batch). A client that cancels while its window is in flight gets no callback; a batch
  * the thread fails on is retried there window by window. When the offload is not available (still starting,
  * failed, closed) or a batch sent there is lost (the thread died), windows are scored inline on this thread
  * with the inline `session`, as without an offload: calls never go deaf. `flush()` then only sends the batch;
@@ -121,7 +122,7 @@ export class SileroBatcher {
   /** Queues `client`'s current window. A client must not ask again before its `scored` / `failed`. */
   request(client: SileroBatchClient): void {
     if (this.active.has(client)) throw new Error('a Silero client asked for a second window before the first was scored');
-    const ticket = { client };
+    const ticket: Ticket = { client };
     this.active.set(client, ticket);
     this.waiting[client.sampleRate].push(ticket);
     if (this.settings.awaitLiveMs > 0) this.lastAsked.set(client, this.now());
@@ -142,7 +143,11 @@ export class SileroBatcher {
     const now = this.now();
     for (const [client, at] of this.lastAsked) {
       if (now - at > this.settings.awaitLiveMs) this.lastAsked.delete(client);
-      else if (!this.active.has(client)) return false;
+      else {
+        // a window on the offload is not waiting: its client's next one is still to come, as after an inline batch
+        const ticket = this.active.get(client);
+        if (!ticket || ticket.sent) return false;
+      }
     }
     return true;
   }
@@ -229,6 +234,7 @@ export class SileroBatcher {
     if (!next) return this.wakeIdle();
     const { rate, batch } = next;
     this.gather(rate, batch);
+    for (const ticket of batch) ticket.sent = true;
     this.inFlight = true;
     this.due = false;
     // the buffers travel with the batch (and come back with its answer)
@@ -292,7 +298,9 @@ export class SileroBatcher {
 
   /** After a batch came back: the next one goes now when it is due, else it waits for its timer. */
   private afterBatch(): void {
-    if (this.waitingWindows === 0) return this.wakeIdle();
+    // `settled()` looks again (it sends what waits rather than wait for the timer)
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+    if (this.waitingWindows === 0) return;
     const full = this.waiting[8000].length >= this.settings.maxBatch || this.waiting[16000].length >= this.settings.maxBatch;
     if (this.due || this.settings.maxWaitMs === 0 || full || this.everyLiveClientWaits()) this.flush();
     else if (this.timer === null) {
@@ -363,4 +371,6 @@ export class SileroBatcher {
 
 interface Ticket {
   readonly client: SileroBatchClient;
+  /** On the offload (the batch it is in was sent). */
+  sent?: boolean;
 }

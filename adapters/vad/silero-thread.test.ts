@@ -300,6 +300,42 @@ describe('the batcher with an asynchronous offload', () => {
     expect(batcher.stats.windows).toBe(40);
   });
 
+  it('a call whose window is in flight is not taken as waiting: a window asked for meanwhile waits for the calls\' next windows', async () => {
+    let now = 0;
+    const fake: SileroSession = { modelPath: 'fake', inferences: 0, runs: 0, run: (_rate, count) => new Float32Array(count).fill(0.9) };
+    const o = deferredOffload(fake);
+    // (a timer that never fires here: only the early-batch rule sends)
+    const batcher = new SileroBatcher(fake, { maxWaitMs: 60_000, maxBatch: 64, awaitLiveMs: 96 }, () => now, o.offload);
+    const scored: string[] = [];
+    const [a, b, c] = ['a', 'b', 'c'].map((name): SileroBatchClient => ({
+      sampleRate: 8000, input: new Float32Array(len), state: new Float32Array(SILERO_STATE_LENGTH), scored: () => scored.push(name), failed: () => scored.push(`${name} failed`),
+    }));
+    batcher.request(a!); // alone: it leaves at once
+    batcher.request(b!);
+    batcher.request(c!);
+    batcher.flush(); // b and c are due: they leave with the answer
+    await o.answer();
+    await o.answer();
+    expect(o.sizes).toEqual([1, 2]);
+    // all three live now; 32 ms on, a and b are sent (c's next window is late: the timer's case)
+    now = 32;
+    batcher.request(a!);
+    batcher.request(b!);
+    batcher.flush();
+    expect(o.sizes).toEqual([1, 2, 2]);
+    now = 34;
+    batcher.request(c!); // a and b are away, not waiting: c waits for their next windows ...
+    await o.answer();
+    expect(o.sizes).toEqual([1, 2, 2]); // ... not sent alone the moment their answer came
+    expect(batcher.waitingWindows).toBe(1);
+    now = 64;
+    batcher.request(a!);
+    batcher.request(b!); // every live call waits: one batch of three
+    expect(o.sizes).toEqual([1, 2, 2, 3]);
+    await o.answer();
+    expect(scored).toEqual(['a', 'b', 'c', 'a', 'b', 'c', 'a', 'b']);
+  });
+
   it('drops the result of a window cancelled while its batch is in flight; the other windows of the batch are delivered', async () => {
     const o = deferredOffload(sharedSileroSession());
     const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 1000, awaitLiveMs: 0 }, undefined, o.offload);
