@@ -121,6 +121,16 @@ describe('Silero inference on a worker thread', () => {
     expect(r.state.subarray(0, SILERO_STATE_LENGTH).every((x) => x === 0.25)).toBe(false);
   });
 
+  it('a batch that cannot be sent rejects and leaves nothing behind (the thread is idle, the next batch is scored)', async () => {
+    const thread = await startedThread();
+    // rows and states in one buffer: it cannot be transferred twice in one message
+    const both = new Float32Array(sileroInputLength(8000) + SILERO_STATE_LENGTH);
+    await expect(thread.run(8000, 1, both, both)).rejects.toThrow();
+    expect((thread as unknown as { waiting: Map<number, unknown> }).waiting.size).toBe(0); // nothing holds the worker
+    const r = await thread.run(8000, 1, new Float32Array(sileroInputLength(8000)), new Float32Array(SILERO_STATE_LENGTH));
+    expect(r.failed).toBeNull();
+  });
+
   it('a thread whose model cannot load reports it once and takes no batches', async () => {
     const failures: string[] = [];
     const t = new SileroInferenceThread('/nonexistent/silero.onnx', (m) => failures.push(m));
@@ -175,7 +185,8 @@ describe('detectors on the inference thread', () => {
     expect(failures).toHaveLength(1);
     expect(failures[0]).toMatch(/stopped/);
     expect(thread.available).toBe(false);
-    expect(f.sharedBatcher.stats.lost).toBe(1);
+    // the batch away when it died is scored inline (unless its answer beat the termination)
+    expect(f.sharedBatcher.stats.lost).toBeLessThanOrEqual(1);
     expect(f.sharedBatcher.stats.batches).toBeGreaterThan(f.sharedBatcher.stats.offloaded); // the rest ran inline
     expect(calls.map((c) => c.events)).toEqual(audios.map(aloneEvents));
     expect(calls.every((c) => c.d.counts.failed === 0)).toBe(true);

@@ -166,11 +166,12 @@ export class SileroInferenceThread {
     if (this.status !== 'ready') return Promise.reject(new Error(`the Silero inference thread is ${this.status === 'starting' ? 'not ready' : this.status}`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      if (this.waiting.size === 0) this.worker.ref();
-      this.waiting.set(id, { resolve, reject });
       const inputBuffer = whole(input);
       const stateBuffer = whole(state);
+      // (throws before anything is registered when the message cannot be sent; the answer comes later in any case)
       this.worker.postMessage({ type: 'run', id, rate: sampleRate, count, input: inputBuffer, state: stateBuffer }, [inputBuffer, stateBuffer]);
+      if (this.waiting.size === 0) this.worker.ref();
+      this.waiting.set(id, { resolve, reject });
     });
   }
 
