@@ -24,7 +24,8 @@
  * states. One batch is in flight at a time: windows asked for meanwhile wait, by the same rules, for the next
  * one, which leaves as soon as the answer is in when it was due meanwhile (its timer fired, `maxBatch` windows
  * or every live call waiting; a call whose window is in flight is not waiting: its next window is to come, as
- * after an inline batch). A client that cancels while its window is in flight gets no callback; a batch
+ * after an inline batch), or when a call asked for its next window in its callback (it fell behind: inline, the
+ * same flush would score it). A client that cancels while its window is in flight gets no callback; a batch
  * the thread fails on is retried there window by window. When the offload is not available (still starting,
  * failed, closed) or a batch sent there is lost (the thread died), windows are scored inline on this thread
  * with the inline `session`, as without an offload: calls never go deaf. `flush()` then only sends the batch;
@@ -258,6 +259,7 @@ export class SileroBatcher {
     this.stats.failedRuns += r.failedRuns;
     this.stats.offloaded++;
     let thrown: { error: unknown } | null = null;
+    const waitingBefore = this.waitingWindows;
     this.flushing = true; // windows asked for in the callbacks wait for the decision below
     try {
       for (let b = 0; b < batch.length; b++) {
@@ -276,8 +278,18 @@ export class SileroBatcher {
     } finally {
       this.flushing = false;
     }
+    this.caughtUp(waitingBefore);
     this.afterBatch();
     if (thrown) throw thrown.error;
+  }
+
+  /**
+   * Windows asked for in a batch's callbacks were already cut: their calls fell behind (their frames came in a
+   * burst). Inline they are scored in the same flush; here the next batch leaves at once for them, instead of
+   * one window of such a call per batch, each waiting for the timer.
+   */
+  private caughtUp(waitingBefore: number): void {
+    if (this.waitingWindows > waitingBefore) this.due = true;
   }
 
   /** A batch lost on the offload (its thread stopped): scored here, inline, then the rest as usual. */
@@ -286,12 +298,14 @@ export class SileroBatcher {
     this.stats.lost++;
     const live = batch.filter((t) => this.active.get(t.client) === t);
     let thrown: { error: unknown } | null = null;
+    const waitingBefore = this.waitingWindows;
     this.flushing = true;
     try {
       if (live.length > 0) thrown = this.score(rate, live);
     } finally {
       this.flushing = false;
     }
+    this.caughtUp(waitingBefore);
     this.afterBatch();
     if (thrown) throw thrown.error;
   }

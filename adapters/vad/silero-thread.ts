@@ -80,6 +80,7 @@ function run(rate, length, from, count, input, state, p) {
   p.set(out.output.data.subarray(0, count), from);
 }
 parentPort.on('message', (m) => {
+  if (m.type === 'stop') return parentPort.close(); // after the batch before it: the thread then ends by itself
   if (m.type !== 'run') return;
   const length = (m.rate === 8000 ? 32 : 64) + (m.rate / 1000) * 32;
   const input = new Float32Array(m.input);
@@ -175,14 +176,26 @@ export class SileroInferenceThread {
     });
   }
 
-  /** Stops the worker (the service's stop hook). Batches in flight reject. Idempotent. */
+  /**
+   * Stops the worker (the service's stop hook): it finishes the batch it is scoring and ends; batches still
+   * waiting for an answer reject at once. Terminating it in the middle of a native run aborts the whole process
+   * (onnxruntime-node throws a C++ exception nothing catches), so it is asked to stop, and terminated only if it
+   * has not ended 2 s later. Idempotent.
+   */
   async close(): Promise<void> {
     if (this.status === 'closed') return;
-    const running = this.status !== 'failed';
+    const running = this.status !== 'failed' && this.worker !== null;
     this.status = 'closed';
     this.resolveReady(false);
     this.rejectWaiting('the Silero inference thread was closed');
-    if (running && this.worker) await this.worker.terminate();
+    if (!running) return;
+    this.worker.ref(); // the process waits for it to end
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.postMessage({ type: 'stop' });
+    const stuck = setTimeout(() => void this.worker.terminate(), 2000);
+    stuck.unref();
+    await exited;
+    clearTimeout(stuck);
   }
 
   private onMessage(m: WorkerMessage): void {
