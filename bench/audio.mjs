@@ -5,6 +5,8 @@
 //   (`await session.run(feeds)` with fresh tensors per window, the state fed back and nothing else); and CPU
 //   per window when the batcher scores 1, 10 or 50 calls' windows in one inference, back to back and with
 //   20 ms idle between batches (as in a service: the model's weights are out of the cache by the next window);
+//   and for 1 and 50 calls on the inference thread (the service's default): this thread's CPU per window and the
+//   round trip per batch;
 // - G.711 μ-law per 20 ms frame (160 bytes): our table decode/encode against per-sample arithmetic;
 // - resampling per 20 ms: our polyphase low-pass resamplers against linear interpolation (no filter);
 // - an inbound media message (one per 20 ms per call) read into audio by the carrier's framing: ours (Twilio's and
@@ -14,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { ROOT, dist, report } from './lib.mjs';
+import { ROOT, dist, mainThreadCpuMs, report } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const ROUNDS = 5;
@@ -90,6 +92,53 @@ for (const calls of [1, 10, 50]) {
     every_20ms: await batchedPerWindow(calls, 20, 100),
   };
 }
+
+/**
+ * The same batches scored on the inference thread (the service's default, adapters/vad/silero-thread.ts), 20 ms
+ * idle between them: this thread's CPU per window (its share: cutting windows, copying rows and states, the
+ * message round trip and the callbacks; /proc per-thread ticks, 10 ms resolution, so over many batches) and the
+ * round trip per batch (flush → every window's score delivered, wall µs, median), of which the inference itself
+ * is the part measured inline above.
+ */
+async function threadedPerWindow(calls, gapMs, rounds) {
+  const f = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 1000, maxBatch: 1000, gateDbfs: -Infinity, inference: 'thread' });
+  f.warmUp();
+  if (!(await f.inferenceThread.ready)) throw new Error('the Silero inference thread did not start');
+  const detectors = Array.from({ length: calls }, () => f.create({ sampleRate: 8000, onEvent: () => undefined }));
+  const windows = Math.floor(speech.length / WINDOW);
+  const trips = [];
+  let mainMs = 0;
+  let processUs = 0;
+  for (let r = 0; r < rounds + 5; r++) {
+    const at = (r % windows) * WINDOW;
+    const m0 = mainThreadCpuMs();
+    const c0 = process.cpuUsage();
+    const t = performance.now();
+    for (let k = 0; k < calls; k++) detectors[k].push(speech.subarray(at, at + WINDOW));
+    f.flush();
+    await f.settled();
+    const trip = performance.now() - t;
+    const c = process.cpuUsage(c0);
+    if (r >= 5) {
+      trips.push(trip * 1000);
+      mainMs += mainThreadCpuMs() - m0;
+      processUs += c.user + c.system;
+    }
+    if (gapMs) await new Promise((res) => setTimeout(res, gapMs));
+  }
+  const stats = f.sharedBatcher.stats;
+  await f.close();
+  if (stats.offloaded < rounds) throw new Error(`only ${stats.offloaded} of ${rounds} batches ran on the thread`);
+  const sorted = trips.sort((a, b) => a - b);
+  return {
+    main_thread_us_per_window: (1000 * mainMs) / (rounds * calls),
+    process_us_per_window: processUs / (rounds * calls),
+    round_trip_p50_us: sorted[Math.floor(sorted.length / 2)],
+    batches: stats.offloaded,
+  };
+}
+const threaded = {};
+for (const calls of [1, 50]) threaded[calls] = await threadedPerWindow(calls, 20, calls === 1 ? 1000 : 300);
 
 const ort = require(require.resolve('onnxruntime-node', { paths: [ROOT] }));
 const raw = await ort.InferenceSession.create(defaultSileroModelPath(), { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' });
@@ -230,6 +279,7 @@ report({
     call_mix_counts: oursMix.counts,
     ours_gated_ns: oursGated.ns,
     batched,
+    threaded,
     window_ms: 32,
   },
   g711: { decode_ns: g711.decode, decode_ref_ns: g711.decodeRef, encode_ns: g711.encode, encode_ref_ns: g711.encodeRef },

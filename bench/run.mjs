@@ -118,10 +118,12 @@ render.audio = (r) => {
   const resampling = Object.entries(r.resampling).map(([pair, x]) => [`resample ${pair}, per 20 ms`, us(x.ours), us(x.reference), fmt(x.ours / x.reference, 2), '']);
   // one inbound media message per 20 ms per call: 50 a second
   const mediaRows = Object.entries(r.media_messages ?? {}).map(([id, x]) => [`${id} media message → audio, CPU per message (fast path / full parse)`, us(x.ours_cpu_ns), us(x.full_parse_cpu_ns), fmt(x.ours_cpu_ns / x.full_parse_cpu_ns, 2), `${fmt(x.ours_cpu_ns / 200_000, 3)} % of a core`]);
+  const threadedRows = v.threaded ? Object.entries(v.threaded).map(([calls, x]) => [`VAD on the inference thread, ${calls} call${calls === '1' ? '' : 's'} a batch, 20 ms idle between: main-thread CPU per window (whole process) / batch round trip`, `${fmt(x.main_thread_us_per_window, 1)} (${fmt(x.process_us_per_window, 1)}) / ${fmt(x.round_trip_p50_us, 0)}`, '', '', `${fmt(x.main_thread_us_per_window / 320, 3)} % of the event loop per speaking call`]) : [];
   const batchedRows = v.batched ? Object.entries(v.batched).map(([calls, x]) => [`VAD CPU per window, ${calls} call${calls === '1' ? '' : 's'} in one inference: back to back / 20 ms idle between batches`, `${fmt(x.back_to_back.p50_us, 1)} / ${fmt(x.every_20ms.p50_us, 1)}`, '', '', `${fmt(x.every_20ms.p50_us / 320, 3)} % of a core per speaking call`]) : [];
   return 'Ours: `SileroVoiceActivityDetector.push` in 20 ms frames (energy gate, per-call state and context, hysteresis, one window per native run); '
     + 'reference: onnxruntime-node\'s public API used directly (`await session.run(feeds)`, fresh tensors each window, state fed back). '
     + 'Batched rows: the windows of 1, 10 or 50 calls scored in one inference by the batcher (CPU µs per window, process.cpuUsage, median of the batches), back to back and with 20 ms idle between batches as in a service, where the model\'s weights are out of the cache by the next window. '
+    + (v.threaded ? 'Inference-thread rows: the same batches (1 or 50 calls, 20 ms idle between) scored on the service\'s Silero thread: the main thread\'s CPU per window (cutting windows, copying rows and states, the message round trip, the callbacks; per-thread ticks over all batches), in brackets the whole process\'s (both threads), and the wall time from sending a batch to its last score delivered (median). ' : '')
     + 'G.711 reference: per-sample arithmetic; resampling reference: linear interpolation without any low-pass (it aliases). '
     + (r.media_messages ? 'Media message rows: a carrier\'s inbound `media` message (20 ms of speech, its real shape) read into audio by the framing\'s parse (the byte-scanning fast path) against the full parse it took before (UTF-8 text, `JSON.parse`, the payload checked and decoded from its string), CPU time per message. ' : '')
     + 'µs, median of 5 rounds.\n\n'
@@ -130,6 +132,7 @@ render.audio = (r) => {
       [`VAD, a call's mix (30% speech; ${fmt(mixShare * 100, 0)} % of windows inferred)`, us(v.ours_call_mix_ns), '', '', `${fmt(v.ours_call_mix_ns / 320_000, 3)} % of a core`],
       ['VAD, a window the gate skips (-55 dBFS line noise)', us(v.ours_gated_ns), '', '', ''],
       ...batchedRows,
+      ...threadedRows,
       ['μ-law decode, 160 bytes', us(r.g711.decode_ns), us(r.g711.decode_ref_ns), fmt(r.g711.decode_ns / r.g711.decode_ref_ns, 2), ''],
       ['μ-law encode, 160 samples', us(r.g711.encode_ns), us(r.g711.encode_ref_ns), fmt(r.g711.encode_ns / r.g711.encode_ref_ns, 2), ''],
       ...resampling,

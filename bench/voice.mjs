@@ -15,7 +15,8 @@
 // barge-in, one more turn per fixture, and 200 ms into the agent's reply the caller plays a backchannel or line
 // noise (test/fixtures/audio: "uh-huh" and "mm-hmm", longer than interruption_min_speech_ms; a quick "yeah" and a
 // cough, shorter; quiet pink noise, louder hiss); a `clear` while it plays (or within 1 s after) counts as a false interruption. The
-// whole run is repeated per VAD (BENCH_VOICE_VADS, default energy,silero: CALLPLANE_VOICE_VAD) and per STT mode
+// whole run is repeated per VAD (BENCH_VOICE_VADS, default energy,silero: CALLPLANE_VOICE_VAD; Silero on its
+// inference thread, BENCH_VOICE_VAD_INFERENCE=inline for the event loop: CALLPLANE_VOICE_VAD_INFERENCE) and per STT mode
 // (BENCH_VOICE_STT, default utterance,streaming): `utterance` is the OpenAI-compatible /audio/transcriptions fake
 // (text only after the VAD's stop, no interims), `streaming` a Deepgram-protocol fake (test/fakes/deepgram) with
 // an interim per BENCH_VOICE_INTERIM_MS of speech (default 1000: Deepgram's documented cadence is about one a
@@ -42,6 +43,8 @@ import os from 'node:os';
 const CALLS = (process.env.BENCH_VOICE_CALLS ?? '1,50').split(',').map(Number);
 const TURNS = Number(process.env.BENCH_VOICE_TURNS ?? 3);
 const VADS = (process.env.BENCH_VOICE_VADS ?? 'energy,silero').split(',');
+// where Silero runs (CALLPLANE_VOICE_VAD_INFERENCE): `thread` (the service's default) or `inline` (on the event loop)
+const VAD_INFERENCE = process.env.BENCH_VOICE_VAD_INFERENCE ?? 'thread';
 const FIRST_WORDS_TARGET_MS = 150;
 const STT_MS = 100;
 const LLM_MS = 200;
@@ -339,7 +342,7 @@ async function main() {
   const results = [];
   for (const vad of VADS) {
   const dataDir = freshDir(`voice-${vad}-${process.pid}`); // its own: another run of this bench at the same time must not wipe it
-  const settings = loadSettings({ CALLPLANE_SIGNUP: 'open', CALLPLANE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', CALLPLANE_PUBLIC_URL: PUBLIC, CALLPLANE_ALLOW_PRIVATE_NETWORK: 'true', CALLPLANE_VOICE_VAD: vad, CALLPLANE_MEDIA_MAX_SESSIONS: '1000' });
+  const settings = loadSettings({ CALLPLANE_SIGNUP: 'open', CALLPLANE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', CALLPLANE_PUBLIC_URL: PUBLIC, CALLPLANE_ALLOW_PRIVATE_NETWORK: 'true', CALLPLANE_VOICE_VAD: vad, CALLPLANE_VOICE_VAD_INFERENCE: VAD_INFERENCE, CALLPLANE_MEDIA_MAX_SESSIONS: '1000' });
   const plugins = BUILT_IN_PROVIDER_PLUGINS.filter((p) => p.manifest.id !== 'twilio').concat(createTwilioPlugin({ apiBaseUrl: twilio.url, client: { sleep: async () => undefined } }));
   const providers = ProviderRegistry.builtIn({ allowPrivateNetwork: true }, plugins);
   const logger = PinoLogger.create({ level: 'warn', extraSensitive: providers.sensitiveFieldNames() });
@@ -446,7 +449,7 @@ async function main() {
     const p50 = percentile(done.latencies, 50);
     const p95 = percentile(done.latencies, 95);
     const result = {
-      vad, stt, calls: n, arrival_ms: ARRIVAL_MS, turns: done.latencies.length, replies_before_end_of_speech: done.early, failures: done.failures.length, failure_examples: done.failures.slice(0, 3),
+      vad, ...(vad === 'silero' ? { vad_inference: VAD_INFERENCE } : {}), stt, calls: n, arrival_ms: ARRIVAL_MS, turns: done.latencies.length, replies_before_end_of_speech: done.early, failures: done.failures.length, failure_examples: done.failures.slice(0, 3),
       latency_p50_ms: round(p50), latency_p95_ms: round(p95), reference_ms: round(reference),
       // BENCH_VOICE_DEBUG=1: every turn as [call, turn, ms into the run, latency]
       ...(process.env.BENCH_VOICE_DEBUG ? { latency_all: done.latencyAt } : {}),

@@ -10,6 +10,8 @@ describe('settings', () => {
     expect(s).toMatchObject({ port: 8000, host: '127.0.0.1', signup: 'first-user', storage: 'sqlite', logLevel: 'info', role: 'all', tokenTtlHours: 168, secretKey: null, mongodbUri: null });
     expect(s.dataDir.endsWith('/data')).toBe(true);
     expect(s.publicUrl).toBe('http://127.0.0.1:8000');
+    expect(s.voice).toEqual({ vad: 'silero', vadInference: 'thread' });
+    expect(loadSettings({ CALLPLANE_VOICE_VAD_INFERENCE: 'inline' }).voice?.vadInference).toBe('inline');
   });
 
   it.each([
@@ -24,6 +26,7 @@ describe('settings', () => {
     ['CALLPLANE_STORAGE', 'redis'],
     ['CALLPLANE_ROLE', 'boss'],
     ['HOST', 'bad host!'],
+    ['CALLPLANE_VOICE_VAD_INFERENCE', 'gpu'],
   ])('refuses %s=%s naming the variable', (name, value) => {
     let err: unknown;
     try {

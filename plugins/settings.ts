@@ -46,9 +46,11 @@ export interface Settings {
   };
   /**
    * Talking calls (docs/voice.md "Making calls talk"): `vad` `silero` (default; the energy detector when its model
-   * cannot load) or `energy` (CALLPLANE_VOICE_VAD). Absent: the defaults.
+   * cannot load) or `energy` (CALLPLANE_VOICE_VAD); `vadInference`, where Silero runs: `thread` (default; a
+   * worker thread of its own, inline when it cannot start or stops) or `inline` (on the event loop;
+   * CALLPLANE_VOICE_VAD_INFERENCE). Absent: the defaults.
    */
-  voice?: { vad: 'silero' | 'energy' };
+  voice?: { vad: 'silero' | 'energy'; vadInference?: 'thread' | 'inline' };
   /** Media WebSocket limits (docs/api.md "Media streams"). */
   media: {
     maxMessageBytes: number;
@@ -146,7 +148,10 @@ export function loadSettings(env: Env = process.env): Settings {
       maxInFlight: int(env, 'CALLPLANE_WEBHOOK_MAX_IN_FLIGHT', 1, 10_000, 64),
       maxInFlightPerEndpoint: int(env, 'CALLPLANE_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT', 1, 10_000, 16),
     },
-    voice: { vad: pick(env, 'CALLPLANE_VOICE_VAD', ['silero', 'energy'] as const, 'silero') },
+    voice: {
+      vad: pick(env, 'CALLPLANE_VOICE_VAD', ['silero', 'energy'] as const, 'silero'),
+      vadInference: pick(env, 'CALLPLANE_VOICE_VAD_INFERENCE', ['thread', 'inline'] as const, 'thread'),
+    },
     media: {
       maxMessageBytes: int(env, 'CALLPLANE_MEDIA_MAX_MESSAGE_BYTES', 1024, 16 * 1024 * 1024, 64 * 1024),
       maxSessions: int(env, 'CALLPLANE_MEDIA_MAX_SESSIONS', 1, 100_000, 500),

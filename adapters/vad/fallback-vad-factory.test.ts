@@ -30,4 +30,15 @@ describe('FallbackVadFactory', () => {
     expect(vad.push(new Int16Array(256))).toEqual([]);
     expect(lines.filter((l) => l.level === 'warn')).toEqual([{ level: 'warn', msg: expect.stringContaining('energy detector') }]);
   });
+
+  it('close() releases what the primary detector holds (Silero\'s inference thread), whichever detector calls got', async () => {
+    let closed = 0;
+    const primary = { warmUp: () => undefined, create: () => ({}) as never, close: async () => void closed++ };
+    await new FallbackVadFactory(primary, silentLogger).close();
+    expect(closed).toBe(1);
+    const lines: Array<{ level: string; msg: string }> = [];
+    const failing = { ...primary, close: async () => { throw new Error('terminate failed'); } };
+    await expect(new FallbackVadFactory(failing, recordingLogger(lines)).close()).resolves.toBeUndefined();
+    expect(lines.map((l) => l.level)).toEqual(['warn']);
+  });
 });

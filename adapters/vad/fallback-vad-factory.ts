@@ -12,7 +12,7 @@ export class FallbackVadFactory implements VoiceActivityDetectorFactory {
   private chosen: VoiceActivityDetectorFactory | null = null;
 
   constructor(
-    private readonly primary: VoiceActivityDetectorFactory & { warmUp(): unknown },
+    private readonly primary: VoiceActivityDetectorFactory & { warmUp(): unknown; close?(): Promise<void> },
     private readonly log: Logger,
     private readonly fallback: VoiceActivityDetectorFactory = new EnergyVoiceActivityDetectorFactory(),
   ) {}
@@ -33,6 +33,11 @@ export class FallbackVadFactory implements VoiceActivityDetectorFactory {
       this.chosen = this.fallback;
       this.log.warn({ vad: 'energy', err: (e as Error)?.message }, 'the Silero VAD model could not be loaded: calls use the energy detector');
     }
+  }
+
+  /** Releases what the primary detector holds (Silero's inference thread) at shutdown. Idempotent; never throws. */
+  async close(): Promise<void> {
+    await this.primary.close?.().catch((e: unknown) => this.log.warn({ err: (e as Error)?.message }, 'closing the voice activity detector failed'));
   }
 
   create(options: VadOptions): VoiceActivityDetector {

@@ -18,7 +18,20 @@
  *
  * A failed batch is retried one window at a time, so one call's bad input cannot fail the others; a window
  * that fails alone is reported to its client (`failed`), which scores it without the model.
+ *
+ * Off the event loop: given an `offload` (the service's inference thread, adapters/vad/silero-thread.ts), a
+ * batch is sent there and its results delivered when they come back, so the event loop only copies rows and
+ * states. One batch is in flight at a time: windows asked for meanwhile wait, by the same rules, for the next
+ * one, which leaves as soon as the answer is in when it was due meanwhile (its timer fired, `maxBatch` windows
+ * or every live call waiting; a call whose window is in flight is not waiting: its next window is to come, as
+ * after an inline batch), or when a call asked for its next window in its callback (it fell behind: inline, the
+ * same flush would score it). A client that cancels while its window is in flight gets no callback; a batch
+ * the thread fails on is retried there window by window. When the offload is not available (still starting,
+ * failed, closed) or a batch sent there is lost (the thread died), windows are scored inline on this thread
+ * with the inline `session`, as without an offload: calls never go deaf. `flush()` then only sends the batch;
+ * `settled()` waits for every window asked for to be scored.
  */
+import type { SileroThreadResult } from './silero-thread.js';
 import { SILERO_STATE_LENGTH, sileroInputLength, type SileroSession } from './silero-session.js';
 
 /** One call's side of the batcher (a detector). */
@@ -32,6 +45,18 @@ export interface SileroBatchClient {
   scored(probability: number): void;
   /** The runtime failed on this window (the state is untouched). May request the next window. */
   failed(error: unknown): void;
+}
+
+/** Where batches run off the event loop: `SileroInferenceThread` (adapters/vad/silero-thread.ts), or a test's fake. */
+export interface SileroBatchOffload {
+  /** Whether a batch sent now would be scored there. */
+  readonly available: boolean;
+  /**
+   * Scores `count` rows of `input` with the states in `state` (per stream, as `SileroSession.run`), retrying a
+   * failed batch window by window. Takes the arrays (their buffers may be transferred: do not touch them until
+   * the answer); the answer brings them back. Rejects when the batch is lost.
+   */
+  run(sampleRate: 8000 | 16000, count: number, input: Float32Array, state: Float32Array): Promise<SileroThreadResult>;
 }
 
 export interface SileroBatchSettings {
@@ -64,17 +89,27 @@ export class SileroBatcher {
   private readonly lastAsked = new Map<SileroBatchClient, number>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   private flushing = false;
-  private input = new Float32Array(0);
-  private state = new Float32Array(0);
+  /** A batch is on the offload; another was due meanwhile (it leaves as soon as the answer is in). */
+  private inFlight = false;
+  private due = false;
+  private readonly idleWaiters: Array<() => void> = [];
+  private input: Float32Array = new Float32Array(0);
+  private state: Float32Array = new Float32Array(0);
   readonly settings: SileroBatchSettings;
-  /** Batches run, windows scored, and native runs that failed (whole batches and single retries). */
-  readonly stats = { batches: 0, windows: 0, failedRuns: 0 };
+  /**
+   * Batches run, windows scored, and native runs that failed (whole batches and single retries); of the
+   * batches, those scored on the offload, and the batches lost there (then scored inline).
+   */
+  readonly stats = { batches: 0, windows: 0, failedRuns: 0, offloaded: 0, lost: 0 };
 
   constructor(
+    /** Scores inline: without an offload, while it is not available, and for batches lost there. */
     readonly session: SileroSession,
     settings: Partial<SileroBatchSettings> = {},
     /** A monotonic clock in ms (tests give a fake). */
     private readonly now: () => number = () => performance.now(),
+    /** Where batches run off this thread when it is available (adapters/vad/silero-thread.ts). */
+    readonly offload: SileroBatchOffload | null = null,
   ) {
     this.settings = { ...SILERO_BATCH_DEFAULTS, ...settings };
     if (!(this.settings.maxWaitMs >= 0) || !(this.settings.maxBatch >= 1)) throw new RangeError('Silero batch: maxWaitMs must be ≥ 0 and maxBatch ≥ 1');
@@ -88,7 +123,7 @@ export class SileroBatcher {
   /** Queues `client`'s current window. A client must not ask again before its `scored` / `failed`. */
   request(client: SileroBatchClient): void {
     if (this.active.has(client)) throw new Error('a Silero client asked for a second window before the first was scored');
-    const ticket = { client };
+    const ticket: Ticket = { client };
     this.active.set(client, ticket);
     this.waiting[client.sampleRate].push(ticket);
     if (this.settings.awaitLiveMs > 0) this.lastAsked.set(client, this.now());
@@ -109,9 +144,29 @@ export class SileroBatcher {
     const now = this.now();
     for (const [client, at] of this.lastAsked) {
       if (now - at > this.settings.awaitLiveMs) this.lastAsked.delete(client);
-      else if (!this.active.has(client)) return false;
+      else {
+        // a window on the offload is not waiting: its client's next one is still to come, as after an inline batch
+        const ticket = this.active.get(client);
+        if (!ticket || ticket.sent) return false;
+      }
     }
     return true;
+  }
+
+  /** Whether a batch is on the offload now. */
+  get batchInFlight(): boolean {
+    return this.inFlight;
+  }
+
+  /**
+   * Resolves once no window waits and no batch is in flight, sending what waits now (offline replays and tests
+   * of the offloaded path; inline, `flush()` alone does it).
+   */
+  async settled(): Promise<void> {
+    while (this.inFlight || this.waitingWindows > 0) {
+      if (!this.inFlight) this.flush();
+      if (this.inFlight) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    }
   }
 
   /** Withdraws `client`'s window (waiting or being scored): no callback follows; it is no longer waited for. */
@@ -128,6 +183,8 @@ export class SileroBatcher {
   /**
    * Scores every waiting window now, including windows that clients ask for while this runs (a call that fell
    * behind). A client callback that throws does not stop the others; the first such error is rethrown at the end.
+   * With an available offload it sends the next batch instead (or, while one is in flight, marks the next as
+   * due) and returns; the results come later.
    */
   flush(): void {
     if (this.timer !== null) {
@@ -135,32 +192,147 @@ export class SileroBatcher {
       this.timer = null;
     }
     if (this.flushing) return;
+    if (this.offload?.available) {
+      if (this.inFlight) this.due = true;
+      else this.send();
+      return;
+    }
     this.flushing = true;
     let thrown: { error: unknown } | null = null;
     try {
-      for (;;) {
-        const rate: Rate | null = this.waiting[8000].length > 0 ? 8000 : this.waiting[16000].length > 0 ? 16000 : null;
-        if (rate === null) break;
-        const batch = this.waiting[rate].splice(0, this.settings.maxBatch);
-        const error = this.score(rate, batch);
+      for (let next = this.nextBatch(); next; next = this.nextBatch()) {
+        const error = this.score(next.rate, next.batch);
         if (error && !thrown) thrown = error;
       }
     } finally {
       this.flushing = false;
     }
+    this.wakeIdle();
     if (thrown) throw thrown.error;
   }
 
-  /** Runs one batch and calls back each client still active; returns the first callback error. */
-  private score(rate: Rate, batch: Ticket[]): { error: unknown } | null {
+  /** The next batch (8 kHz windows first), or null when none waits. */
+  private nextBatch(): { rate: Rate; batch: Ticket[] } | null {
+    const rate: Rate | null = this.waiting[8000].length > 0 ? 8000 : this.waiting[16000].length > 0 ? 16000 : null;
+    return rate === null ? null : { rate, batch: this.waiting[rate].splice(0, this.settings.maxBatch) };
+  }
+
+  /** Copies the batch's rows and states into `input` / `state` (grown when too small; a transfer empties them). */
+  private gather(rate: Rate, batch: Ticket[]): void {
     const length = sileroInputLength(rate);
     const n = batch.length;
-    if (this.input.length < n * length) this.input = new Float32Array(n * length);
-    if (this.state.length < n * SILERO_STATE_LENGTH) this.state = new Float32Array(n * SILERO_STATE_LENGTH);
+    if (this.input.length < n * length) this.input = new Float32Array(Math.max(n * length, this.input.length));
+    if (this.state.length < n * SILERO_STATE_LENGTH) this.state = new Float32Array(Math.max(n * SILERO_STATE_LENGTH, this.state.length));
     for (let b = 0; b < n; b++) {
       this.input.set(batch[b].client.input.subarray(0, length), b * length);
       this.state.set(batch[b].client.state, b * SILERO_STATE_LENGTH);
     }
+  }
+
+  /** Sends the next batch to the offload; its clients are called back when the answer comes. */
+  private send(): void {
+    const next = this.nextBatch();
+    if (!next) return this.wakeIdle();
+    const { rate, batch } = next;
+    this.gather(rate, batch);
+    for (const ticket of batch) ticket.sent = true;
+    this.inFlight = true;
+    this.due = false;
+    // the buffers travel with the batch (and come back with its answer)
+    const input = this.input;
+    const state = this.state;
+    this.input = new Float32Array(0);
+    this.state = new Float32Array(0);
+    this.offload!.run(rate, batch.length, input, state).then(
+      (result) => this.landed(rate, batch, result),
+      () => this.lost(rate, batch),
+    );
+  }
+
+  /** A batch's answer from the offload: each client still active is called back, then the next batch goes if due. */
+  private landed(rate: Rate, batch: Ticket[], r: SileroThreadResult): void {
+    this.inFlight = false;
+    if (r.input.length > this.input.length) this.input = r.input;
+    if (r.state.length > this.state.length) this.state = r.state;
+    this.stats.batches += r.runs;
+    this.stats.windows += batch.length - (r.failed ? r.failed.reduce((sum, f) => sum + f, 0) : 0);
+    this.stats.failedRuns += r.failedRuns;
+    this.stats.offloaded++;
+    let thrown: { error: unknown } | null = null;
+    const waitingBefore = this.waitingWindows;
+    this.flushing = true; // windows asked for in the callbacks wait for the decision below
+    try {
+      for (let b = 0; b < batch.length; b++) {
+        const ticket = batch[b];
+        if (!this.settle(ticket)) continue; // cancelled while the batch was away
+        try {
+          if (r.failed?.[b]) ticket.client.failed(new Error('Silero inference failed on this window'));
+          else {
+            ticket.client.state.set(r.state.subarray(b * SILERO_STATE_LENGTH, (b + 1) * SILERO_STATE_LENGTH));
+            ticket.client.scored(r.probabilities[b]);
+          }
+        } catch (e) {
+          thrown ??= { error: e };
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+    this.caughtUp(waitingBefore);
+    this.afterBatch();
+    if (thrown) throw thrown.error;
+  }
+
+  /**
+   * Windows asked for in a batch's callbacks were already cut: their calls fell behind (their frames came in a
+   * burst). Inline they are scored in the same flush; here the next batch leaves at once for them, instead of
+   * one window of such a call per batch, each waiting for the timer.
+   */
+  private caughtUp(waitingBefore: number): void {
+    if (this.waitingWindows > waitingBefore) this.due = true;
+  }
+
+  /** A batch lost on the offload (its thread stopped): scored here, inline, then the rest as usual. */
+  private lost(rate: Rate, batch: Ticket[]): void {
+    this.inFlight = false;
+    this.stats.lost++;
+    const live = batch.filter((t) => this.active.get(t.client) === t);
+    let thrown: { error: unknown } | null = null;
+    const waitingBefore = this.waitingWindows;
+    this.flushing = true;
+    try {
+      if (live.length > 0) thrown = this.score(rate, live);
+    } finally {
+      this.flushing = false;
+    }
+    this.caughtUp(waitingBefore);
+    this.afterBatch();
+    if (thrown) throw thrown.error;
+  }
+
+  /** After a batch came back: the next one goes now when it is due, else it waits for its timer. */
+  private afterBatch(): void {
+    // `settled()` looks again (it sends what waits rather than wait for the timer)
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+    if (this.waitingWindows === 0) return;
+    const full = this.waiting[8000].length >= this.settings.maxBatch || this.waiting[16000].length >= this.settings.maxBatch;
+    if (this.due || this.settings.maxWaitMs === 0 || full || this.everyLiveClientWaits()) this.flush();
+    else if (this.timer === null) {
+      this.timer = setTimeout(() => this.flush(), this.settings.maxWaitMs);
+      this.timer.unref?.();
+    }
+  }
+
+  private wakeIdle(): void {
+    if (this.inFlight || this.waitingWindows > 0) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  /** Runs one batch inline and calls back each client still active; returns the first callback error. */
+  private score(rate: Rate, batch: Ticket[]): { error: unknown } | null {
+    const length = sileroInputLength(rate);
+    const n = batch.length;
+    this.gather(rate, batch);
     let probabilities: Float32Array | null = null;
     try {
       probabilities = this.session.run(rate, n, this.input, this.state);
@@ -213,4 +385,6 @@ export class SileroBatcher {
 
 interface Ticket {
   readonly client: SileroBatchClient;
+  /** On the offload (the batch it is in was sent). */
+  sent?: boolean;
 }

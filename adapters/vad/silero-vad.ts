@@ -3,7 +3,8 @@ import { rmsDbfs } from '../../core/voice/energy.js';
 import { ENERGY_VAD_SPEECH_DBFS } from '../../core/voice/energy-vad.js';
 import { DeferredScoreVoiceActivityDetector } from '../../core/voice/vad-hysteresis.js';
 import { SILERO_BATCH_DEFAULTS, SileroBatcher, type SileroBatchClient, type SileroBatchSettings } from './silero-batcher.js';
-import { SILERO_CONTEXT_SAMPLES, SILERO_STATE_LENGTH, sharedSileroSession, sileroInputLength, type SileroSession } from './silero-session.js';
+import { SILERO_CONTEXT_SAMPLES, SILERO_STATE_LENGTH, defaultSileroModelPath, sharedSileroSession, sileroInputLength, type SileroSession } from './silero-session.js';
+import { SileroInferenceThread } from './silero-thread.js';
 
 /**
  * Silero VAD v5 behind the VoiceActivityDetector port (docs/voice.md "Audio path"): native 32 ms windows (256
@@ -25,6 +26,15 @@ export interface SileroVadSettings extends Partial<SileroBatchSettings> {
   gateDbfs?: number;
   /** Another model file (default: the packaged silero_vad_v5.onnx). */
   modelPath?: string;
+  /**
+   * Where the model runs (docs/voice.md "Voice activity detection"): `thread`, on a worker thread of its own
+   * (the service's setting: the event loop only cuts windows and copies rows), falling back to inline when the
+   * thread cannot start or stops; `inline` (default here), on the calling thread during `flush()`, which offline
+   * replays and tests that flush synchronously rely on.
+   */
+  inference?: 'thread' | 'inline';
+  /** Told once when the inference thread cannot start or stops (calls are then scored inline). */
+  onThreadFailure?: (message: string) => void;
 }
 
 /** A window cut and waiting for its turn: its level, and its model input unless the gate skips it. */
@@ -132,17 +142,42 @@ export class SileroVoiceActivityDetector extends DeferredScoreVoiceActivityDetec
 
 export class SileroVoiceActivityDetectorFactory implements VoiceActivityDetectorFactory {
   private batcher: SileroBatcher | null = null;
+  private thread: SileroInferenceThread | null = null;
 
   constructor(private readonly settings: SileroVadSettings = {}) {}
 
-  /** Loads the shared session now (at start-up), so a missing runtime or model is reported there. */
+  /**
+   * Loads the shared session now (at start-up), so a missing runtime or model is reported there; with
+   * `inference: 'thread'` also starts the inference thread, which loads its own copy (until it is ready, and
+   * if it fails, batches are scored inline by this session).
+   */
   warmUp(): SileroSession {
-    this.batcher ??= new SileroBatcher(sharedSileroSession(this.settings.modelPath), {
-      maxWaitMs: this.settings.maxWaitMs ?? SILERO_BATCH_DEFAULTS.maxWaitMs,
-      maxBatch: this.settings.maxBatch ?? SILERO_BATCH_DEFAULTS.maxBatch,
-      awaitLiveMs: this.settings.awaitLiveMs ?? SILERO_BATCH_DEFAULTS.awaitLiveMs,
-    });
+    if (!this.batcher) {
+      const modelPath = this.settings.modelPath ?? defaultSileroModelPath();
+      const session = sharedSileroSession(modelPath);
+      if (this.settings.inference === 'thread') this.thread = new SileroInferenceThread(modelPath, this.settings.onThreadFailure);
+      this.batcher = new SileroBatcher(session, {
+        maxWaitMs: this.settings.maxWaitMs ?? SILERO_BATCH_DEFAULTS.maxWaitMs,
+        maxBatch: this.settings.maxBatch ?? SILERO_BATCH_DEFAULTS.maxBatch,
+        awaitLiveMs: this.settings.awaitLiveMs ?? SILERO_BATCH_DEFAULTS.awaitLiveMs,
+      }, undefined, this.thread);
+    }
     return this.batcher.session;
+  }
+
+  /** The inference thread (`inference: 'thread'`, after `warmUp`), else null. */
+  get inferenceThread(): SileroInferenceThread | null {
+    return this.thread;
+  }
+
+  /** Stops the inference thread (the service's stop hook); later batches are scored inline. Idempotent. */
+  async close(): Promise<void> {
+    await this.thread?.close();
+  }
+
+  /** Resolves once every window asked for so far is scored (its events delivered), wherever it runs. */
+  async settled(): Promise<void> {
+    await this.batcher?.settled();
   }
 
   /** The batcher every detector of this factory shares. */

@@ -65,14 +65,26 @@ export function voiceModule(c: Container, settings: Settings): void {
   const energyOnly = settings.voice?.vad === 'energy';
   provide(c, Ports.vad, {
     deps: { logger: Ports.logger },
-    init: (d) => (energyOnly
-      ? new EnergyVoiceActivityDetectorFactory()
-      : new FallbackVadFactory(new SileroVoiceActivityDetectorFactory(), d.logger.child({ component: 'voice' }))),
+    init: (d) => {
+      if (energyOnly) return new EnergyVoiceActivityDetectorFactory();
+      const log = d.logger.child({ component: 'voice' });
+      // Silero on a thread of its own; calls are scored inline, on the event loop, when it cannot start or stops
+      const silero = new SileroVoiceActivityDetectorFactory({
+        inference: settings.voice?.vadInference ?? 'thread',
+        onThreadFailure: (message) => log.warn({ vad: 'silero', err: message }, 'the Silero inference thread failed: calls are scored on the event loop'),
+      });
+      return new FallbackVadFactory(silero, log);
+    },
   });
-  if (!energyOnly && (settings.role === 'worker' || settings.role === 'all')) {
-    c.get<Lifecycle>(LifecycleToken).onStart('voice-vad', () => {
-      (c.get<VoiceActivityDetectorFactory>(VoiceActivityDetectorFactory) as FallbackVadFactory).warmUp();
-    });
+  if (!energyOnly) {
+    const lifecycle = c.get<Lifecycle>(LifecycleToken);
+    if (settings.role === 'worker' || settings.role === 'all') {
+      lifecycle.onStart('voice-vad', () => {
+        (c.get<VoiceActivityDetectorFactory>(VoiceActivityDetectorFactory) as FallbackVadFactory).warmUp();
+      });
+    }
+    // the inference thread (started by warmUp or the first call) is stopped with the service
+    lifecycle.onStop('voice-vad', () => (c.get<VoiceActivityDetectorFactory>(VoiceActivityDetectorFactory) as FallbackVadFactory).close());
   }
   provide(c, PlayoutPacer, { deps: {}, init: () => new PlayoutPacer(systemTimers) });
   // the carrier's answering-machine verdicts, from the one status path to the run's live session in this process

@@ -1,0 +1,471 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import type { VadEvent } from '../../core/ports/voice-activity-detector.port.js';
+import { EnergyVoiceActivityDetector } from '../../core/voice/energy-vad.js';
+import { NON_SPEECH_FIXTURES, SPEECH_FIXTURES, readAudioFixture } from '../../test/fixtures/audio/fixtures.js';
+import { SileroBatcher, type SileroBatchClient, type SileroBatchOffload } from './silero-batcher.js';
+import { SILERO_STATE_LENGTH, sharedSileroSession, sileroInputLength, type SileroSession } from './silero-session.js';
+import { SileroInferenceThread, type SileroThreadResult } from './silero-thread.js';
+import { SileroVoiceActivityDetector, SileroVoiceActivityDetectorFactory } from './silero-vad.js';
+
+const threads: SileroInferenceThread[] = [];
+const factories: SileroVoiceActivityDetectorFactory[] = [];
+afterAll(async () => {
+  await Promise.all([...threads.map((t) => t.close()), ...factories.map((f) => f.close())]);
+});
+
+async function startedThread(): Promise<SileroInferenceThread> {
+  const t = new SileroInferenceThread(sharedSileroSession().modelPath);
+  threads.push(t);
+  expect(await t.ready).toBe(true);
+  return t;
+}
+
+/** A factory scoring on its own inference thread (ready), with failures recorded. */
+async function threadedFactory(settings: { maxWaitMs?: number; awaitLiveMs?: number } = {}) {
+  const failures: string[] = [];
+  const f = new SileroVoiceActivityDetectorFactory({ ...settings, inference: 'thread', onThreadFailure: (m) => failures.push(m) });
+  factories.push(f);
+  f.warmUp();
+  expect(await f.inferenceThread!.ready).toBe(true);
+  return { f, failures };
+}
+
+/** The worker under the thread, to kill it as a crash would. */
+const workerOf = (t: SileroInferenceThread) => (t as unknown as { worker: { terminate(): Promise<number> } }).worker;
+
+/** One window at a time, scored during `push` on this thread: the reference. */
+const inline = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 0 });
+function aloneEvents(pcm: Int16Array): VadEvent[] {
+  const d = inline.create({ sampleRate: 8000 });
+  const events: VadEvent[] = [];
+  for (let i = 0; i < pcm.length; i += 160) events.push(...d.push(pcm.subarray(i, i + 160)));
+  return events;
+}
+
+/**
+ * Feeds the calls frame by frame, interleaved, through `f`; every `every` frames (160 ms at 8) it lets the
+ * event loop run until the windows asked for are scored, as a live service's frames arrive over time.
+ */
+async function interleaved(f: SileroVoiceActivityDetectorFactory, audios: Int16Array[], every = 8) {
+  const calls = audios.map(() => {
+    const events: VadEvent[] = [];
+    const d = f.create({ sampleRate: 8000, onEvent: (e) => events.push(e) }) as SileroVoiceActivityDetector;
+    return { d, events };
+  });
+  const longest = Math.max(...audios.map((a) => a.length));
+  for (let i = 0, frame = 0; i < longest; i += 160, frame++) {
+    audios.forEach((a, k) => {
+      if (i < a.length) calls[k].events.push(...calls[k].d.push(a.subarray(i, i + 160)));
+    });
+    if (frame % every === every - 1) await f.settled();
+  }
+  await f.settled();
+  return calls;
+}
+
+describe('Silero inference on a worker thread', () => {
+  it('scores the fixture windows, batch after batch with the states carried, as the inline session does (≤ 1e-5)', async () => {
+    const thread = await startedThread();
+    const session = sharedSileroSession();
+    const fixtures = [...SPEECH_FIXTURES, ...NON_SPEECH_FIXTURES];
+    const audios = fixtures.map((name) => readAudioFixture(name).samples);
+    const len = sileroInputLength(8000);
+    const n = audios.length;
+    const inlineState = new Float32Array(n * SILERO_STATE_LENGTH);
+    let threadState: Float32Array = new Float32Array(n * SILERO_STATE_LENGTH);
+    let input: Float32Array = new Float32Array(n * len);
+    const windows = Math.min(...audios.map((a) => Math.floor(a.length / 256)));
+    let maxDiff = 0;
+    let speechWindows = 0;
+    for (let w = 1; w < windows; w++) {
+      audios.forEach((a, k) => {
+        for (let i = 0; i < len; i++) input[k * len + i] = a[w * 256 - 32 + i] / 32768;
+      });
+      const expected = Float32Array.from(session.run(8000, n, input, inlineState));
+      const r = await thread.run(8000, n, input, threadState);
+      expect(input.length).toBe(0); // transferred
+      expect(r.failed).toBeNull();
+      expect(r.runs).toBe(1);
+      input = r.input;
+      threadState = r.state;
+      for (let k = 0; k < n; k++) maxDiff = Math.max(maxDiff, Math.abs(r.probabilities[k] - expected[k]));
+      for (let i = 0; i < inlineState.length; i++) maxDiff = Math.max(maxDiff, Math.abs(threadState[i] - inlineState[i]));
+      speechWindows += expected.filter((p) => p > 0.5).length;
+    }
+    expect(windows).toBeGreaterThan(40);
+    expect(speechWindows).toBeGreaterThan(20);
+    expect(maxDiff).toBeLessThanOrEqual(1e-5);
+    // 16 kHz rows too
+    const len16 = sileroInputLength(16000);
+    const row = Float32Array.from({ length: 2 * len16 }, (_, i) => Math.sin(i / 7) * 0.3);
+    const expected16 = Float32Array.from(session.run(16000, 2, row.slice(), new Float32Array(2 * SILERO_STATE_LENGTH)));
+    const r16 = await thread.run(16000, 2, row.slice(), new Float32Array(2 * SILERO_STATE_LENGTH));
+    expect(Math.abs(r16.probabilities[0] - expected16[0])).toBeLessThanOrEqual(1e-5);
+    expect(Math.abs(r16.probabilities[1] - expected16[1])).toBeLessThanOrEqual(1e-5);
+  });
+
+  it('retries a batch it fails on window by window: only the window that fails alone comes back failed, its state untouched', async () => {
+    const thread = await startedThread();
+    const len = sileroInputLength(8000);
+    // three windows asked for, but the third row is cut short: the batch fails, windows 0 and 1 pass alone
+    const rows = Float32Array.from({ length: 2 * len + len / 2 }, (_, i) => Math.sin(i / 5) * 0.2);
+    const state = new Float32Array(3 * SILERO_STATE_LENGTH).fill(0.25);
+    const r = await thread.run(8000, 3, rows, state);
+    expect(Array.from(r.failed ?? [])).toEqual([0, 0, 1]);
+    expect(r.failedRuns).toBe(2);
+    expect(r.runs).toBe(2);
+    const expected = sharedSileroSession().run(8000, 2, Float32Array.from(r.input.subarray(0, 2 * len)), new Float32Array(2 * SILERO_STATE_LENGTH).fill(0.25));
+    expect(Math.abs(r.probabilities[0] - expected[0])).toBeLessThanOrEqual(1e-5);
+    expect(Math.abs(r.probabilities[1] - expected[1])).toBeLessThanOrEqual(1e-5);
+    expect(r.state.subarray(2 * SILERO_STATE_LENGTH).every((x) => x === 0.25)).toBe(true);
+    expect(r.state.subarray(0, SILERO_STATE_LENGTH).every((x) => x === 0.25)).toBe(false);
+  });
+
+  it('a batch that cannot be sent rejects and leaves nothing behind (the thread is idle, the next batch is scored)', async () => {
+    const thread = await startedThread();
+    // rows and states in one buffer: it cannot be transferred twice in one message
+    const both = new Float32Array(sileroInputLength(8000) + SILERO_STATE_LENGTH);
+    await expect(thread.run(8000, 1, both, both)).rejects.toThrow();
+    expect((thread as unknown as { waiting: Map<number, unknown> }).waiting.size).toBe(0); // nothing holds the worker
+    const r = await thread.run(8000, 1, new Float32Array(sileroInputLength(8000)), new Float32Array(SILERO_STATE_LENGTH));
+    expect(r.failed).toBeNull();
+  });
+
+  it('close() lets the batch being scored finish (terminating a native run would abort the process) and ends the thread', async () => {
+    const thread = await startedThread();
+    const len = sileroInputLength(8000);
+    const big = () => thread.run(8000, 64, new Float32Array(64 * len).fill(0.1), new Float32Array(64 * SILERO_STATE_LENGTH));
+    const away = [big(), big(), big()].map((batch) => batch.then(() => 'scored', (e: Error) => e.message));
+    await new Promise((r) => setTimeout(r, 1)); // the first is being scored
+    let exited = false;
+    (thread as unknown as { worker: { once(e: 'exit', f: () => void): void } }).worker.once('exit', () => (exited = true));
+    await thread.close();
+    expect(exited).toBe(true);
+    expect(thread.available).toBe(false);
+    for (const outcome of await Promise.all(away)) expect(outcome).toMatch(/closed/);
+    await thread.close(); // idempotent
+  });
+
+  it('a thread whose model cannot load reports it once and takes no batches', async () => {
+    const failures: string[] = [];
+    const t = new SileroInferenceThread('/nonexistent/silero.onnx', (m) => failures.push(m));
+    threads.push(t);
+    expect(await t.ready).toBe(false);
+    expect(t.available).toBe(false);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatch(/could not start/);
+    await expect(t.run(8000, 1, new Float32Array(288), new Float32Array(SILERO_STATE_LENGTH))).rejects.toThrow();
+  });
+});
+
+describe('detectors on the inference thread', () => {
+  it('give the events each call gets scored inline, alone, one window at a time; the batches ran on the thread', async () => {
+    const fixtures = [...SPEECH_FIXTURES, 'noise-hiss-2s'] as const;
+    const audios = fixtures.map((name) => readAudioFixture(name).samples);
+    const { f, failures } = await threadedFactory({ maxWaitMs: 16 });
+    const calls = await interleaved(f, audios);
+    expect(calls.map((c) => c.events)).toEqual(audios.map(aloneEvents));
+    const stats = f.sharedBatcher.stats;
+    expect(stats.offloaded).toBeGreaterThan(0);
+    expect(stats.offloaded).toBe(stats.batches);
+    expect(stats.windows).toBe(calls.reduce((sum, c) => sum + c.d.counts.inferred, 0));
+    expect(failures).toEqual([]);
+  });
+
+  it('fall back to inline inference when the worker dies mid-call: the failure is told once, the events are unchanged', async () => {
+    const audios = (['barge-in-long', 'hello-who-is-this', 'can-you-repeat-that'] as const).map((name) => readAudioFixture(name).samples);
+    const { f, failures } = await threadedFactory({ maxWaitMs: 16, awaitLiveMs: 0 });
+    const thread = f.inferenceThread!;
+    const calls = audios.map(() => {
+      const events: VadEvent[] = [];
+      const d = f.create({ sampleRate: 8000, onEvent: (e) => events.push(e) }) as SileroVoiceActivityDetector;
+      return { d, events };
+    });
+    const longest = Math.max(...audios.map((a) => a.length));
+    let killed = false;
+    for (let i = 0, frame = 0; i < longest; i += 160, frame++) {
+      audios.forEach((a, k) => {
+        if (i < a.length) calls[k].events.push(...calls[k].d.push(a.subarray(i, i + 160)));
+      });
+      // between batches (terminating it inside a native run would abort this process: the batch lost while
+      // away is the deferred offload's test below)
+      if (!killed && f.sharedBatcher.stats.offloaded >= 3 && !f.sharedBatcher.batchInFlight) {
+        await workerOf(thread).terminate();
+        killed = true;
+      }
+      if (frame % 4 === 3) await f.settled();
+    }
+    await f.settled();
+    expect(killed).toBe(true);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatch(/stopped/);
+    expect(thread.available).toBe(false);
+    expect(f.sharedBatcher.stats.lost).toBe(0);
+    expect(f.sharedBatcher.stats.batches).toBeGreaterThan(f.sharedBatcher.stats.offloaded); // the rest ran inline
+    expect(calls.map((c) => c.events)).toEqual(audios.map(aloneEvents));
+    expect(calls.every((c) => c.d.counts.failed === 0)).toBe(true);
+  });
+});
+
+/**
+ * An offload that scores with a session on this thread but answers later, when the test says (`answer()`), as
+ * the thread does: a failed batch retried window by window, failed windows flagged.
+ */
+function deferredOffload(session: SileroSession) {
+  const pending: Array<() => void> = [];
+  const sizes: number[] = [];
+  let available = true;
+  const offload: SileroBatchOffload = {
+    get available() {
+      return available;
+    },
+    run(rate, count, input, state) {
+      sizes.push(count);
+      const rows = input.slice();
+      const states = state.slice();
+      input.fill(NaN); // the sender must not read them back (a transfer detaches them)
+      return new Promise<SileroThreadResult>((resolve, reject) => {
+        pending.push(() => {
+          if (!available) return reject(new Error('thread stopped'));
+          const len = sileroInputLength(rate);
+          const probabilities = new Float32Array(count);
+          let failed: Uint8Array | null = null;
+          let failedRuns = 0;
+          let runs = 0;
+          try {
+            probabilities.set(session.run(rate, count, rows, states).subarray(0, count));
+            runs++;
+          } catch {
+            failedRuns++;
+            for (let b = 0; b < count; b++) {
+              try {
+                probabilities[b] = session.run(rate, 1, rows.subarray(b * len, (b + 1) * len), states.subarray(b * SILERO_STATE_LENGTH, (b + 1) * SILERO_STATE_LENGTH))[0];
+                runs++;
+              } catch {
+                failedRuns++;
+                (failed ??= new Uint8Array(count))[b] = 1;
+              }
+            }
+          }
+          resolve({ probabilities, failed, input: rows, state: states, failedRuns, runs });
+        });
+      });
+    },
+  };
+  return {
+    offload,
+    sizes,
+    stop: () => (available = false),
+    /** Answers the batch in flight and lets its callbacks run. */
+    answer: async () => {
+      pending.shift()?.();
+      await new Promise((r) => setImmediate(r));
+    },
+  };
+}
+
+describe('the batcher with an asynchronous offload', () => {
+  const len = sileroInputLength(8000);
+  const rowOf = (pcm: Int16Array, w: number) => Float32Array.from({ length: len }, (_, i) => (w === 0 && i < 32 ? 0 : pcm[w * 256 - 32 + i] / 32768));
+
+  /**
+   * A client playing `pcm`'s windows one after the other, recording probabilities; with `batcher`, it asks for
+   * its next window from its callback (as a detector does), up to `limit` windows.
+   */
+  function player(pcm: Int16Array, batcher?: SileroBatcher, limit = 0) {
+    const probabilities: number[] = [];
+    let w = 0;
+    const client: SileroBatchClient & { input: Float32Array } = {
+      sampleRate: 8000, input: rowOf(pcm, 0), state: new Float32Array(SILERO_STATE_LENGTH),
+      scored: (p) => {
+        probabilities.push(p);
+        client.input = rowOf(pcm, ++w);
+        if (batcher && probabilities.length < limit) batcher.request(client);
+      },
+      failed: () => probabilities.push(-1),
+    };
+    return { client, probabilities };
+  }
+
+  /** Each window of `pcm` scored inline, alone, in order: the reference. */
+  function reference(pcm: Int16Array, windows: number): number[] {
+    const session = sharedSileroSession();
+    const state = new Float32Array(SILERO_STATE_LENGTH);
+    return Array.from({ length: windows }, (_, w) => session.run(8000, 1, rowOf(pcm, w), state)[0]);
+  }
+
+  it('scores each call\'s windows in order with its state carried; windows asked for in flight make the next batch', async () => {
+    const o = deferredOffload(sharedSileroSession());
+    // awaitLiveMs: both calls ask within it, so a batch leaves as soon as both have a window waiting
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 60_000, awaitLiveMs: 60_000 }, undefined, o.offload);
+    const pcmA = readAudioFixture('barge-in-long').samples;
+    const pcmB = readAudioFixture('yes-i-will-attend').samples;
+    const a = player(pcmA, batcher, 20);
+    const b = player(pcmB, batcher, 20);
+    batcher.request(a.client); // alone so far: it leaves at once
+    expect(batcher.batchInFlight).toBe(true);
+    batcher.request(b.client); // waits: one batch in flight at a time
+    expect(o.sizes).toEqual([1]);
+    expect(batcher.waitingWindows).toBe(1);
+    for (let round = 0; round < 40 && (a.probabilities.length < 20 || b.probabilities.length < 20); round++) {
+      if (!batcher.batchInFlight) batcher.flush(); // a call that is done is no longer waited for: its timer
+      await o.answer();
+    }
+    // b's window and a's next (asked for in a's callback) left together as soon as the answer was in
+    expect(o.sizes.slice(0, 3)).toEqual([1, 2, 2]);
+    const expectClose = (got: number[], want: number[]) => {
+      expect(got).toHaveLength(want.length);
+      got.forEach((p, i) => expect(Math.abs(p - want[i])).toBeLessThan(1e-5));
+    };
+    expect(a.probabilities).toHaveLength(20);
+    expect(b.probabilities).toHaveLength(20);
+    expectClose(a.probabilities, reference(pcmA, 20));
+    expectClose(b.probabilities, reference(pcmB, 20));
+    expect(batcher.stats.offloaded).toBe(o.sizes.length);
+    expect(batcher.stats.windows).toBe(40);
+  });
+
+  it('a call whose window is in flight is not taken as waiting: a window asked for meanwhile waits for the calls\' next windows', async () => {
+    let now = 0;
+    const fake: SileroSession = { modelPath: 'fake', inferences: 0, runs: 0, run: (_rate, count) => new Float32Array(count).fill(0.9) };
+    const o = deferredOffload(fake);
+    // (a timer that never fires here: only the early-batch rule sends)
+    const batcher = new SileroBatcher(fake, { maxWaitMs: 60_000, maxBatch: 64, awaitLiveMs: 96 }, () => now, o.offload);
+    const scored: string[] = [];
+    const [a, b, c] = ['a', 'b', 'c'].map((name): SileroBatchClient => ({
+      sampleRate: 8000, input: new Float32Array(len), state: new Float32Array(SILERO_STATE_LENGTH), scored: () => scored.push(name), failed: () => scored.push(`${name} failed`),
+    }));
+    batcher.request(a!); // alone: it leaves at once
+    batcher.request(b!);
+    batcher.request(c!);
+    batcher.flush(); // b and c are due: they leave with the answer
+    await o.answer();
+    await o.answer();
+    expect(o.sizes).toEqual([1, 2]);
+    // all three live now; 32 ms on, a and b are sent (c's next window is late: the timer's case)
+    now = 32;
+    batcher.request(a!);
+    batcher.request(b!);
+    batcher.flush();
+    expect(o.sizes).toEqual([1, 2, 2]);
+    now = 34;
+    batcher.request(c!); // a and b are away, not waiting: c waits for their next windows ...
+    await o.answer();
+    expect(o.sizes).toEqual([1, 2, 2]); // ... not sent alone the moment their answer came
+    expect(batcher.waitingWindows).toBe(1);
+    now = 64;
+    batcher.request(a!);
+    batcher.request(b!); // every live call waits: one batch of three
+    expect(o.sizes).toEqual([1, 2, 2, 3]);
+    await o.answer();
+    expect(scored).toEqual(['a', 'b', 'c', 'a', 'b', 'c', 'a', 'b']);
+  });
+
+  it('a call that fell behind (its next window already cut) gets it sent as soon as the answer is in, not after the timer', async () => {
+    const o = deferredOffload(sharedSileroSession());
+    // no early batches, a timer that never fires here: only a backlog sends at once
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 60_000, awaitLiveMs: 0 }, undefined, o.offload);
+    const pcm = readAudioFixture('barge-in-long').samples;
+    const late = player(pcm, batcher, 4); // asks for its next window from each callback: three windows behind
+    batcher.request(late.client);
+    batcher.flush();
+    for (let k = 0; k < 4; k++) await o.answer();
+    expect(o.sizes).toEqual([1, 1, 1, 1]);
+    expect(late.probabilities).toHaveLength(4);
+    reference(pcm, 4).forEach((p, i) => expect(Math.abs(late.probabilities[i] - p)).toBeLessThan(1e-5));
+    expect(batcher.waitingWindows).toBe(0);
+  });
+
+  it('drops the result of a window cancelled while its batch is in flight; the other windows of the batch are delivered', async () => {
+    const o = deferredOffload(sharedSileroSession());
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 1000, awaitLiveMs: 0 }, undefined, o.offload);
+    const a = player(readAudioFixture('barge-in-long').samples);
+    const b = player(readAudioFixture('barge-in-long').samples);
+    const stateBefore = a.client.state.slice();
+    batcher.request(a.client);
+    batcher.request(b.client);
+    batcher.flush();
+    batcher.cancel(a.client);
+    await o.answer();
+    expect(a.probabilities).toEqual([]);
+    expect(a.client.state).toEqual(stateBefore);
+    expect(b.probabilities).toHaveLength(1);
+    // a call that reset and asked again while the old window was away gets only the new window's score
+    batcher.request(a.client);
+    batcher.flush();
+    batcher.cancel(a.client);
+    batcher.request(a.client);
+    batcher.flush(); // due
+    await o.answer();
+    expect(a.probabilities).toEqual([]);
+    await o.answer();
+    expect(a.probabilities).toHaveLength(1);
+    expect(batcher.waitingWindows).toBe(0);
+  });
+
+  it('a batch failed on the offload is retried window by window there: only the call whose window fails falls back', async () => {
+    const real = sharedSileroSession();
+    const picky: SileroSession = { modelPath: real.modelPath, inferences: 0, runs: 0, run: (rate, count, input, state) => {
+      if (input.subarray(0, count * sileroInputLength(rate)).some((x) => Math.abs(x) > 0.99)) throw new Error('runtime failed');
+      return real.run(rate, count, input, state);
+    } };
+    const o = deferredOffload(picky);
+    const batcher = new SileroBatcher(real, { maxWaitMs: 1000, awaitLiveMs: 0 }, undefined, o.offload);
+    const good = readAudioFixture('hello-who-is-this').samples;
+    const g = player(good);
+    const bad = player(new Int16Array(8000).fill(32767));
+    for (let round = 0; round < 5; round++) {
+      batcher.request(g.client);
+      batcher.request(bad.client);
+      batcher.flush();
+      await o.answer();
+    }
+    expect(bad.probabilities).toEqual([-1, -1, -1, -1, -1]);
+    expect(g.probabilities.every((p) => p >= 0)).toBe(true);
+    reference(good, 5).forEach((p, i) => expect(Math.abs(g.probabilities[i] - p)).toBeLessThan(1e-5));
+    expect(batcher.stats.failedRuns).toBe(10); // per batch: the whole, then the bad window alone
+  });
+
+  it('scores a batch lost on the offload inline, and every later one inline once the offload is gone', async () => {
+    const o = deferredOffload(sharedSileroSession());
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 1000, awaitLiveMs: 0 }, undefined, o.offload);
+    const pcm = readAudioFixture('barge-in-long').samples;
+    const a = player(pcm);
+    batcher.request(a.client);
+    batcher.flush();
+    await o.answer();
+    batcher.request(a.client);
+    batcher.flush();
+    o.stop(); // the thread dies with the batch away
+    await o.answer();
+    expect(batcher.stats.lost).toBe(1);
+    expect(a.probabilities).toHaveLength(2);
+    batcher.request(a.client);
+    batcher.flush(); // inline: scored during the flush
+    expect(a.probabilities).toHaveLength(3);
+    expect(o.sizes).toEqual([1, 1]);
+    reference(pcm, 3).forEach((p, i) => expect(Math.abs(a.probabilities[i] - p)).toBeLessThan(1e-5));
+  });
+});
+
+describe('a detector on a broken runtime, through the offload', () => {
+  it('is scored by loudness, never deaf', async () => {
+    const real = sharedSileroSession();
+    const broken: SileroSession = { modelPath: real.modelPath, inferences: 0, runs: 0, run: () => {
+      throw new Error('runtime failed');
+    } };
+    const o = deferredOffload(broken);
+    const d = new SileroVoiceActivityDetector(new SileroBatcher(broken, { maxWaitMs: 0 }, undefined, o.offload), { sampleRate: 8000 });
+    const pcm = readAudioFixture('barge-in-long').samples;
+    const events: VadEvent[] = [];
+    for (let i = 0; i < pcm.length; i += 160) {
+      events.push(...d.push(pcm.subarray(i, i + 160)));
+      for (let k = 0; k < 5 && d.counts.inferred + d.counts.failed + d.counts.gated < Math.floor((i + 160) / 256); k++) await o.answer();
+    }
+    events.push(...d.push(new Int16Array(0)));
+    expect(d.counts.failed).toBe(d.counts.inferred + d.counts.failed - d.counts.inferred);
+    expect(d.counts.failed + d.counts.gated).toBe(Math.floor(pcm.length / 256));
+    expect(d.counts.inferred).toBe(0);
+    expect(events.map((e) => e.type)).toEqual(new EnergyVoiceActivityDetector({ sampleRate: 8000 }).push(pcm).map((e) => e.type));
+  });
+});
