@@ -5,6 +5,7 @@ import { NON_SPEECH_FIXTURES, SPEECH_FIXTURES, readAudioFixture } from '../../te
 import { SileroBatcher, type SileroBatchClient, type SileroBatchOffload } from './silero-batcher.js';
 import { SILERO_STATE_LENGTH, sharedSileroSession, sileroInputLength, type SileroSession } from './silero-session.js';
 import { SileroInferenceThread, type SileroThreadResult } from './silero-thread.js';
+import { distFile, runNode } from '../../test/support/process.js';
 import { SileroVoiceActivityDetector, SileroVoiceActivityDetectorFactory } from './silero-vad.js';
 
 const threads: SileroInferenceThread[] = [];
@@ -155,6 +156,23 @@ describe('Silero inference on a worker thread', () => {
     expect(failures).toHaveLength(1);
     expect(failures[0]).toMatch(/could not start/);
     await expect(t.run(8000, 1, new Float32Array(288), new Float32Array(SILERO_STATE_LENGTH))).rejects.toThrow();
+  });
+});
+
+describe('a process that exits while its inference thread is in native code', () => {
+  // Terminating a worker inside a native onnxruntime call aborts the whole process (status 134, "terminate called
+  // after throwing an instance of 'Napi::Error'"); a process that exits must get the exit it asked for.
+  it.each([
+    ['loading', 30],
+    ['loading', 90],
+    ['loading', 180],
+    ['scoring', 150],
+    ['scoring', 400],
+  ])('exits with its own status (%s, after %i ms), not an abort', async (mode, ms) => {
+    const out = await runNode([distFile('test/support/silero-exit.child.js'), mode, String(ms)], {});
+    expect(out.stderr).not.toContain('terminate called');
+    expect(out.code).toBe(3);
+    if (mode === 'scoring') expect((JSON.parse(out.stdout.trim()) as { batches: number }).batches).toBeGreaterThan(0);
   });
 });
 

@@ -15,7 +15,14 @@
  * and shared memory would add a copy and its own rules about who may touch it when).
  *
  * The worker never keeps an idle process alive (unref'd but while it starts and while a batch is away, so a
- * script awaiting those gets its answer) and is terminated by `close()` (the service's stop hook).
+ * script awaiting those gets its answer) and is stopped by `close()` (the service's stop hook).
+ *
+ * A process that exits (`process.exit`, an uncaught exception) terminates its workers, and a worker terminated
+ * inside a native onnxruntime call aborts the whole process (the binding throws a C++ exception nothing
+ * catches: exit status 134 and "terminate called ..." instead of the exit the process asked for). So the worker
+ * enters each native call (loading the model, scoring a batch) through a gate shared with the main thread, and the
+ * main thread's `exit` listener closes the gate and waits (at most 2 s) for a native call under way to return:
+ * once closed, the worker makes no further native call and its termination is harmless.
  * When it cannot start or dies, `onFailure` is told once and every later `run` rejects; the batcher then scores
  * inline, on the main thread, as before (adapters/vad/silero-batcher.ts).
  */
@@ -45,13 +52,26 @@ export interface SileroThreadResult {
 // [2, count, 128] layout for the run, per stream states out. Tests hold both to the same probabilities.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { binding } = require(workerData.binding);
-class OutputTensor { constructor(type, data, dims) { this.type = type; this.data = data; this.dims = dims; } }
-binding.initOrtOnce(3, OutputTensor);
-const session = new binding.InferenceSession();
-session.loadModel(workerData.modelPath, { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' });
-const names = session.inputMetadata.map((m) => m.name).join(',');
-if (names !== 'input,state,sr') throw new Error(workerData.modelPath + ' is not a Silero VAD v5 model (inputs: ' + names + ')');
+// the native gate (see the file comment): 0 idle, 1 inside a native call, 2 closed (the process is exiting)
+const gate = new Int32Array(workerData.gate);
+const enter = () => Atomics.compareExchange(gate, 0, 0, 1) === 0;
+const leave = () => { Atomics.compareExchange(gate, 0, 1, 0); Atomics.notify(gate, 0); };
+// null when the process began exiting first: the worker then makes no native call at all
+const session = (() => {
+  if (!enter()) return null;
+  try {
+    const { binding } = require(workerData.binding);
+    class OutputTensor { constructor(type, data, dims) { this.type = type; this.data = data; this.dims = dims; } }
+    binding.initOrtOnce(3, OutputTensor);
+    const s = new binding.InferenceSession();
+    s.loadModel(workerData.modelPath, { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' });
+    const names = s.inputMetadata.map((m) => m.name).join(',');
+    if (names !== 'input,state,sr') throw new Error(workerData.modelPath + ' is not a Silero VAD v5 model (inputs: ' + names + ')');
+    return s;
+  } finally {
+    leave();
+  }
+})();
 const cpu = (type, data, dims) => ({ type, location: 'cpu', dims, data });
 const SR = { 8000: cpu('int64', BigInt64Array.of(8000n), []), 16000: cpu('int64', BigInt64Array.of(16000n), []) };
 const FETCHES = { output: null, stateN: null };
@@ -81,12 +101,13 @@ function run(rate, length, from, count, input, state, p) {
 }
 parentPort.on('message', (m) => {
   if (m.type === 'stop') return parentPort.close(); // after the batch before it: the thread then ends by itself
-  if (m.type !== 'run') return;
+  if (m.type !== 'run' || !session) return;
   const length = (m.rate === 8000 ? 32 : 64) + (m.rate / 1000) * 32;
   const input = new Float32Array(m.input);
   const state = new Float32Array(m.state);
   const p = new Float32Array(m.count);
   let failed = null, failedRuns = 0, runs = 0;
+  if (!enter()) return; // the process is exiting: no answer is awaited
   try {
     run(m.rate, length, 0, m.count, input, state, p);
     runs++;
@@ -102,11 +123,13 @@ parentPort.on('message', (m) => {
         failed[b] = 1;
       }
     }
+  } finally {
+    leave();
   }
   parentPort.postMessage({ type: 'scored', id: m.id, probabilities: p.buffer, failed, input: m.input, state: m.state, failedRuns, runs },
     [p.buffer, m.input, m.state]);
 });
-parentPort.postMessage({ type: 'ready' });
+if (session) parentPort.postMessage({ type: 'ready' });
 `;
 
 type WorkerMessage =
@@ -115,6 +138,10 @@ type WorkerMessage =
 
 export class SileroInferenceThread {
   private readonly worker: Worker;
+  /** The native gate shared with the worker (0 idle, 1 inside a native call, 2 closed). */
+  private readonly gate = new Int32Array(new SharedArrayBuffer(4));
+  /** Closes the gate as the process exits, once a native call under way has returned (see the file comment). */
+  private readonly onProcessExit = (): void => closeNativeGate(this.gate, 2000);
   private readonly waiting = new Map<number, { resolve: (r: SileroThreadResult) => void; reject: (e: Error) => void }>();
   private nextId = 1;
   private status: 'starting' | 'ready' | 'failed' | 'closed' = 'starting';
@@ -134,15 +161,19 @@ export class SileroInferenceThread {
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
     let worker: Worker | null = null;
     try {
-      worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { binding: require.resolve('onnxruntime-node/dist/binding.js'), modelPath } });
+      worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { binding: require.resolve('onnxruntime-node/dist/binding.js'), modelPath, gate: this.gate.buffer } });
     } catch (e) {
       this.fail(`could not start: ${(e as Error).message}`);
     }
     this.worker = worker!;
     if (!worker) return;
+    process.on('exit', this.onProcessExit);
     worker.on('message', (m: WorkerMessage) => this.onMessage(m));
     worker.on('error', (e: Error) => this.fail(e.message));
-    worker.on('exit', (code) => this.fail(`exited with code ${code}`));
+    worker.on('exit', (code) => {
+      process.off('exit', this.onProcessExit);
+      this.fail(`exited with code ${code}`);
+    });
     // held (ref'd) while it starts and while a batch is away, so whoever awaits those is answered; idle, it is
     // unref'd and never keeps the process alive
   }
@@ -231,6 +262,20 @@ export class SileroInferenceThread {
   private rejectWaiting(message: string): void {
     for (const w of this.waiting.values()) w.reject(new Error(message));
     this.waiting.clear();
+  }
+}
+
+/**
+ * Closes `gate` to native calls: at once when the worker is not inside one, else once it returns (waiting at most
+ * `maxWaitMs`, blocking: this runs in the process's `exit` listener, where nothing can be awaited).
+ */
+export function closeNativeGate(gate: Int32Array, maxWaitMs: number): void {
+  const deadline = performance.now() + maxWaitMs;
+  for (;;) {
+    if (Atomics.compareExchange(gate, 0, 0, 2) !== 1) return; // was idle (now closed) or already closed
+    const left = deadline - performance.now();
+    if (left <= 0) return;
+    Atomics.wait(gate, 0, 1, left);
   }
 }
 
