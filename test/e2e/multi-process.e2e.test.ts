@@ -43,7 +43,7 @@ async function spawnWorker(env: Record<string, string>): Promise<Worker> {
   const output: string[] = [];
   child.stdout!.on('data', (d) => output.push(String(d)));
   child.stderr!.on('data', (d) => output.push(String(d)));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const exited = new Promise((resolve) => child.once('close', resolve));
   await waitFor(() => output.join('').includes('"callplane started"') || child.exitCode !== null, 20_000, 20);
   if (child.exitCode !== null) throw new Error(`worker exited: ${output.join('')}`);
   return { child, port, output, exited };

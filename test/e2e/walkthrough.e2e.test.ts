@@ -41,7 +41,7 @@ describe('README walk-through (examples/)', () => {
       let out = '';
       child.stdout.on('data', (d) => (out += String(d)));
       child.stderr.on('data', (d) => (out += String(d)));
-      child.once('exit', (code) => resolve({ code, out }));
+      child.once('close', (code) => resolve({ code, out })); // after its output was read to the end
     });
     expect(result.out).toContain('state=completed processed_rows=5/5');
     expect(result.code).toBe(0);

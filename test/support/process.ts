@@ -41,7 +41,9 @@ export async function spawnService(env: Record<string, string>, timeoutMs = 20_0
   const stderr: string[] = [];
   child.stdout!.on('data', (d) => stdout.push(String(d)));
   child.stderr!.on('data', (d) => stderr.push(String(d)));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  // 'close', not 'exit': at 'exit' the child's last output may still be in its pipes (a busy machine made a
+  // test that reads the final log line right after the exit miss it)
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   let done = false;
@@ -67,6 +69,6 @@ export function runNode(args: string[], env: Record<string, string>): Promise<{ 
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += String(d)));
     child.stderr.on('data', (d) => (stderr += String(d)));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    child.once('close', (code) => resolve({ code, stdout, stderr })); // after its output was read to the end
   });
 }
