@@ -258,10 +258,8 @@ export class SileroBatcher {
     this.stats.windows += batch.length - (r.failed ? r.failed.reduce((sum, f) => sum + f, 0) : 0);
     this.stats.failedRuns += r.failedRuns;
     this.stats.offloaded++;
-    let thrown: { error: unknown } | null = null;
-    const waitingBefore = this.waitingWindows;
-    this.flushing = true; // windows asked for in the callbacks wait for the decision below
-    try {
+    this.deliver(() => {
+      let thrown: { error: unknown } | null = null;
       for (let b = 0; b < batch.length; b++) {
         const ticket = batch[b];
         if (!this.settle(ticket)) continue; // cancelled while the batch was away
@@ -275,21 +273,28 @@ export class SileroBatcher {
           thrown ??= { error: e };
         }
       }
-    } finally {
-      this.flushing = false;
-    }
-    this.caughtUp(waitingBefore);
-    this.afterBatch();
-    if (thrown) throw thrown.error;
+      return thrown;
+    });
   }
 
   /**
-   * Windows asked for in a batch's callbacks were already cut: their calls fell behind (their frames came in a
-   * burst). Inline they are scored in the same flush; here the next batch leaves at once for them, instead of
-   * one window of such a call per batch, each waiting for the timer.
+   * Calls back a batch's clients (`callBack` returns the first callback error), then decides when the next batch
+   * goes. Windows asked for in the callbacks wait for that decision; when there are any, they were already cut:
+   * their calls fell behind (their frames came in a burst). Inline they are scored in the same flush; here the next
+   * batch leaves at once for them, instead of one window of such a call per batch, each waiting for the timer.
    */
-  private caughtUp(waitingBefore: number): void {
+  private deliver(callBack: () => { error: unknown } | null): void {
+    let thrown: { error: unknown } | null = null;
+    const waitingBefore = this.waitingWindows;
+    this.flushing = true;
+    try {
+      thrown = callBack();
+    } finally {
+      this.flushing = false;
+    }
     if (this.waitingWindows > waitingBefore) this.due = true;
+    this.afterBatch();
+    if (thrown) throw thrown.error;
   }
 
   /** A batch lost on the offload (its thread stopped): scored here, inline, then the rest as usual. */
@@ -297,17 +302,7 @@ export class SileroBatcher {
     this.inFlight = false;
     this.stats.lost++;
     const live = batch.filter((t) => this.active.get(t.client) === t);
-    let thrown: { error: unknown } | null = null;
-    const waitingBefore = this.waitingWindows;
-    this.flushing = true;
-    try {
-      if (live.length > 0) thrown = this.score(rate, live);
-    } finally {
-      this.flushing = false;
-    }
-    this.caughtUp(waitingBefore);
-    this.afterBatch();
-    if (thrown) throw thrown.error;
+    this.deliver(() => (live.length > 0 ? this.score(rate, live) : null));
   }
 
   /** After a batch came back: the next one goes now when it is due, else it waits for its timer. */
