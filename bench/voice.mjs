@@ -5,8 +5,15 @@
 // /audio/speech: first PCM after TTS_MS) and one simulated Twilio caller per call (test/fakes/twilio/
 // twilio-media-caller.ts: Twilio's media JSON, 20 ms μ-law frames in real time, marks echoed on its playback clock).
 // Each call: the greeting, TURNS caller turns (the fixture "Yes, I will attend."), then a barge-in during the agent's
-// reply. Measured at the caller's wire: end of its speech (last voiced frame sent) → first voiced agent frame;
-// barge-in: first voiced frame of its speech → the `clear`. Reference, same run: what the fakes and the VAD need
+// reply. Measured at the caller's wire: end of its speech → first voiced agent frame; barge-in: start of its speech
+// → the `clear`. The caller's speech starts and ends with its sound: the fixtures have digital silence around their
+// words, and the instant of the first non-silent sample and the one after the last are where it starts and stops
+// (a frame sent at t holds [t - 20 ms, t); no level to choose, and both are earlier than any frame that carries
+// them, so the framing counts against us). Until 2026-11-29 a level line marked them (VOICE_LEVEL: the first and
+// last frame of mean level ≥ 200, ≈ -44 dBFS): it put the end of "Yes, I will attend." 31.8 ms before its sound
+// ended (the final consonant's fading tail, 8 ms blocks at -39.5 to -42.5 dBFS, 20-25 dB under its loudest 32 ms,
+// then digital silence) and the barge-in fixture's start 31.6 ms after its sound began. Each result still gives
+// both from that line (`level_line`). Reference, same run: what the fakes and the VAD need
 // by configuration, measured where they are (the VAD's silence hangover + the fake's own STT, first-token and
 // first-audio times); platform overhead = ours − reference. First words: the caller's `start` message → the
 // first voiced greeting frame at its wire; each caller connects its stream BENCH_VOICE_RING_MS (default 200) after
@@ -104,11 +111,13 @@ async function workerMain(port) {
     return '';
   };
   // its final comes STT_MS after Finalize or after its own endpointing (the `endpointing` ms of silence the client
-  // asks for, 300 like the VAD's hangover), like the per-utterance fake's answer. Its speech ends where the callers'
-  // level line (VOICE_LEVEL, the reference's end of speech) does: with its default line (mean level 500) it ended
-  // speech ~24 ms before the reference and its own endpointing final came that much early, which the reference
-  // (end of speech + hangover + STT_MS) did not see, so the streaming rows read ~24 ms low (until 2026-11-28).
-  const deepgram = await FakeDeepgramServer.start({ interimEveryMs: INTERIM_MS, finalDelayMs: STT_MS, energyThreshold: CALLER_VOICE_LEVEL, transcribe: (audio) => recognize(audio) });
+  // asks for, 300 like the VAD's hangover), like the per-utterance fake's answer. Its speech starts at the callers'
+  // level line (VOICE_LEVEL: quiet noise is no speech to it) and ends where the reference's does, with the sound
+  // (releaseThreshold 0: its silence count starts after the last non-silent sample). An end of speech earlier than
+  // the reference's made its own endpointing final that much early, which the reference (end of speech + hangover +
+  // STT_MS) did not see: with its default line (mean level 500) the streaming rows read ~24 ms low (until
+  // 2026-11-28), and with the callers' line ~32 ms low once the reference followed the sound (2026-11-29).
+  const deepgram = await FakeDeepgramServer.start({ interimEveryMs: INTERIM_MS, finalDelayMs: STT_MS, energyThreshold: CALLER_VOICE_LEVEL, releaseThreshold: 0, transcribe: (audio) => recognize(audio) });
   const server = createServer((req, res) => {
     const t0 = performance.now();
     const chunks = [];
@@ -188,8 +197,10 @@ async function workerMain(port) {
     /** Per fixture played: the call, its wall-clock window (for the run log's false_interruption entries) and whether it was cleared. */
     const noiseWindows = [];
     const latencies = [];
+    const latenciesFromLine = []; // the same turns from the level line's end of speech (the measure until 2026-11-29)
     const latencyAt = []; // [call, turn, ms since the first call, latency] (BENCH_VOICE_DEBUG)
     const bargeIns = [];
+    const bargeInsFromLine = [];
     const bargeInAt = []; // [call, ms since the first call at the caller's onset, barge-in ms] (BENCH_VOICE_DEBUG)
     const failures = [];
     let early = 0;
@@ -221,8 +232,10 @@ async function workerMain(port) {
             const clears = caller.clearsAt.length;
             const b = caller.speak(barge);
             await caller.until('clear', () => caller.clearsAt.length > clears, 5000);
-            bargeIns.push(caller.clearsAt[clears] - caller.spoke[b].onsetMs);
-            bargeInAt.push([i, Math.round(caller.spoke[b].onsetMs - t0), Math.round(caller.clearsAt[clears] - caller.spoke[b].onsetMs)]);
+            const onset = caller.spoke[b].soundOnsetMs;
+            bargeIns.push(caller.clearsAt[clears] - onset);
+            bargeInsFromLine.push(caller.clearsAt[clears] - caller.spoke[b].onsetMs);
+            bargeInAt.push([i, Math.round(onset - t0), Math.round(caller.clearsAt[clears] - onset)]);
             // false interruptions: per fixture one more turn, and 200 ms into the reply the backchannel or noise
             for (const noise of noises) {
               await caller.until('agent quiet', () => performance.now() - caller.agentVoiceAt.at(-1) > 1500, 20_000);
@@ -247,11 +260,12 @@ async function workerMain(port) {
           const before = caller.agentVoiceAt.length;
           const line = caller.speak(speech);
           await caller.until('line sent', () => caller.spoke[line].endMs !== null, 10_000);
-          const end = caller.spoke[line].voicedEndMs;
+          const end = caller.spoke[line].soundEndMs;
           await caller.until('reply', () => caller.agentVoiceAt.at(-1) > end, 10_000);
           const first = caller.agentVoiceAt.slice(before).find((t) => t > caller.spoke[line].onsetMs);
           if (first < end) early++;
           latencies.push(first - end);
+          latenciesFromLine.push(first - caller.spoke[line].voicedEndMs);
           latencyAt.push([i, turn, Math.round(performance.now() - t0), Math.round(first - end)]);
         }
         await caller.hangUp();
@@ -266,7 +280,7 @@ async function workerMain(port) {
     const dgMessages = deepgram.connections.reduce((a, c) => a + c.audioMessages.length, 0);
     const dgConnections = deepgram.connections.length;
     deepgram.connections.length = 0;
-    port.postMessage({ type: 'done', deepgramAudio: { messages: dgMessages, connections: dgConnections }, harnessLag: harnessLag?.stop() ?? null, workerLoopP99Ms: workerLoop.percentile(99) / 1e6, rings, latencies, latencyAt, bargeIns, bargeInAt, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
+    port.postMessage({ type: 'done', deepgramAudio: { messages: dgMessages, connections: dgConnections }, harnessLag: harnessLag?.stop() ?? null, workerLoopP99Ms: workerLoop.percentile(99) / 1e6, rings, latencies, latenciesFromLine, latencyAt, bargeIns, bargeInsFromLine, bargeInAt, firstWords, falseInterruptions, noiseWindows, failures, early, fake: { stt: [...fake.stt], llm: [...fake.llm], tts: [...fake.tts] } });
   });
 }
 
@@ -454,6 +468,12 @@ async function main() {
       // BENCH_VOICE_DEBUG=1: every turn as [call, turn, ms into the run, latency]
       ...(process.env.BENCH_VOICE_DEBUG ? { latency_all: done.latencyAt } : {}),
       overhead_p50_ms: round(p50 - reference), overhead_p95_ms: round(p95 - reference),
+      // the same turns and barge-ins measured from the level line (the callers' first and last voiced frame), the
+      // measure until 2026-11-29: it ended "Yes, I will attend." 31.8 ms before its sound did (see the file comment)
+      level_line: {
+        overhead_p50_ms: round(percentile(done.latenciesFromLine, 50) - reference), overhead_p95_ms: round(percentile(done.latenciesFromLine, 95) - reference),
+        barge_in_p50_ms: round(percentile(done.bargeInsFromLine, 50)), barge_in_p95_ms: round(percentile(done.bargeInsFromLine, 95)),
+      },
       ...(stt === 'streaming' ? { interim_every_ms: INTERIM_MS } : {}),
       ...(TOKEN_MS > 0 ? { llm_token_ms: TOKEN_MS } : {}),
       fake_ms: { vad_hangover: VAD_HANGOVER_MS, stt: round(sttMs), llm_first_token: round(mean(done.fake.llm)), tts_first_audio: round(mean(done.fake.tts)) },

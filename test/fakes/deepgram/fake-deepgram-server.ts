@@ -22,7 +22,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AudioFormat } from '../../../core/voice/audio-format.js';
 import { readBody } from '../fake-http-server.js';
-import { meanAbsSample, ScriptedTextToSpeech } from '../scripted-speech.js';
+import { decodeSamples, meanAbsSample, ScriptedTextToSpeech } from '../scripted-speech.js';
 
 export interface FakeDeepgramOptions {
   /** The key clients must send (`Authorization: Token <apiKey>`). Default `dg-test-key`. */
@@ -37,6 +37,12 @@ export interface FakeDeepgramOptions {
   transcribe?: (firstSpeech: Uint8Array, format: AudioFormat) => string;
   /** Mean |sample| above which audio is speech. Default 500. */
   energyThreshold?: number;
+  /**
+   * Once speech started, the mean |sample| at or under which a 20 ms piece is silence (default: `energyThreshold`).
+   * 0: only digital silence is, and the silence count starts after a piece's last non-silent sample, so the
+   * endpointing follows the end of the sound itself (a benchmark's reference end of speech) to the sample.
+   */
+  releaseThreshold?: number;
   /** An interim per this much speech (ms). Default 200. */
   interimEveryMs?: number;
   /** Extra delay before a final result (ms): the "STT delay". Default 0. */
@@ -212,8 +218,10 @@ export class FakeDeepgramServer {
       const ms = (audio.byteLength / bytesPerSecond) * 1000;
       const startOfChunk = audioSeconds;
       audioSeconds += ms / 1000;
-      if (meanAbsSample(audio, format) > (this.opts.energyThreshold ?? 500)) {
-        silenceMs = 0;
+      const start = this.opts.energyThreshold ?? 500;
+      const release = this.opts.releaseThreshold ?? start;
+      if (meanAbsSample(audio, format) > (speech ? release : start)) {
+        silenceMs = release === 0 ? trailingSilenceMs(audio, format) : 0;
         sinceFinalMs = undefined;
         if (!speech) {
           const text = this.opts.transcribe ? this.opts.transcribe(audio, format) : (this.script.shift() ?? this.opts.defaultText ?? 'hello from the fake caller');
@@ -318,4 +326,12 @@ export class FakeDeepgramServer {
     }
     res.end();
   }
+}
+
+/** The digital silence at the end of `audio` (ms): the samples after its last non-silent one. */
+function trailingSilenceMs(audio: Uint8Array, format: AudioFormat): number {
+  const s = decodeSamples(audio, format);
+  let n = 0;
+  while (n < s.length && s[s.length - 1 - n] === 0) n++;
+  return (n * 1000) / format.sampleRate;
 }

@@ -18,6 +18,34 @@ function mulawToLinear(byte: number): number {
   return u & 0x80 ? 0x84 - t : t - 0x84;
 }
 
+/**
+ * Where the sound in a μ-law frame lies: the first non-silent sample and the one after the last (null: digital
+ * silence throughout). The callers play fixtures with digital silence around their words, so this is where their
+ * sound starts and stops, with no level to choose.
+ */
+export function soundSpan(frame: Uint8Array): { first: number; end: number } | null {
+  let first = -1;
+  let end = 0;
+  for (let i = 0; i < frame.length; i++) {
+    if (mulawToLinear(frame[i]!) !== 0) {
+      if (first < 0) first = i;
+      end = i + 1;
+    }
+  }
+  return first < 0 ? null : { first, end };
+}
+
+/**
+ * When the sound in a μ-law frame sent at `sentAtMs` began and ended: the frame holds the 20 ms of audio before
+ * its send, so sample i sounded at `sentAtMs - 20 + i / 8`. Null for digital silence.
+ */
+export function soundInstants(frame: Uint8Array, sentAtMs: number): { onsetMs: number; endMs: number } | null {
+  const span = soundSpan(frame);
+  if (!span) return null;
+  const msPerSample = FRAME_MS / FRAME;
+  return { onsetMs: sentAtMs - (FRAME - span.first) * msPerSample, endMs: sentAtMs - (FRAME - span.end) * msPerSample };
+}
+
 /** True when a μ-law frame carries sound (mean absolute level above a low threshold). */
 export function isVoiced(frame: Uint8Array): boolean {
   let sum = 0;
@@ -39,8 +67,12 @@ export class TwilioMediaCaller {
   readonly clearsAt: number[] = [];
   /** Agent media frames received. */
   agentFrames = 0;
-  /** When the first and the last voiced frame of each `speak` were sent (its speech at the wire), and its last frame. */
-  readonly spoke: Array<{ onsetMs: number | null; voicedEndMs: number | null; endMs: number | null }> = [];
+  /**
+   * Per `speak`: when its first and its last voiced frame were sent (the level line, `isVoiced`), when its sound
+   * began and ended (the instants of its first non-silent sample and just after its last one, `soundSpan`: a frame
+   * sent at t holds the audio of [t - 20 ms, t)), and when its last frame was sent.
+   */
+  readonly spoke: Array<{ onsetMs: number | null; voicedEndMs: number | null; soundOnsetMs: number | null; soundEndMs: number | null; endMs: number | null }> = [];
   readonly closed: Promise<{ code: number; reason: string }>;
   private readonly ws: WebSocket;
   private readonly streamSid: string;
@@ -86,7 +118,7 @@ export class TwilioMediaCaller {
   /** Queues μ-law audio to say (sent in 20 ms frames on the caller's clock). Returns its index in `spoke`. */
   speak(mulaw: Uint8Array): number {
     const line = this.spoke.length;
-    this.spoke.push({ onsetMs: null, voicedEndMs: null, endMs: null });
+    this.spoke.push({ onsetMs: null, voicedEndMs: null, soundOnsetMs: null, soundEndMs: null, endMs: null });
     for (let at = 0; at < mulaw.length; at += FRAME) {
       const frame = new Uint8Array(FRAME).fill(0xff);
       frame.set(mulaw.subarray(at, Math.min(mulaw.length, at + FRAME)));
@@ -131,11 +163,17 @@ export class TwilioMediaCaller {
         const frame = item?.frame ?? new Uint8Array(FRAME).fill(0xff);
         if (item) {
           const spoke = this.spoke[item.line]!;
+          const at = performance.now();
           if (isVoiced(frame)) {
-            spoke.onsetMs ??= performance.now();
-            spoke.voicedEndMs = performance.now();
+            spoke.onsetMs ??= at;
+            spoke.voicedEndMs = at;
           }
-          if (item.last) spoke.endMs = performance.now();
+          const sound = soundInstants(frame, at);
+          if (sound) {
+            spoke.soundOnsetMs ??= sound.onsetMs;
+            spoke.soundEndMs = sound.endMs;
+          }
+          if (item.last) spoke.endMs = at;
         }
         this.send({
           event: 'media', sequenceNumber: String(this.seq++), streamSid: this.streamSid,
