@@ -4,6 +4,7 @@ import { MULAW_8K } from '../../core/voice/audio-format.js';
 import { FakeDeepgramServer } from './deepgram/fake-deepgram-server.js';
 import { encodeSamples, silenceAudio, speechAudio } from './scripted-speech.js';
 import { isVoiced, soundInstants, soundSpan } from './twilio/twilio-media-caller.js';
+import { readAudioFixture } from '../fixtures/audio/fixtures.js';
 
 /** `ms` of a quiet 300 Hz tone (amplitude 150: sound, under the callers' voiced line) in μ-law 8 kHz. */
 function quiet(ms: number): Uint8Array {
@@ -53,5 +54,36 @@ describe("the bench caller's bounds of its speech (bench/voice.mjs's reference)"
     expect(await endOfFinal(undefined)).toBe(700);
     // with the sound: from 430 ms; 300 ms are complete in the 20 ms piece ending at 740
     expect(await endOfFinal(0)).toBe(740);
+  });
+
+  it("where the level line and the sound put the bench's two fixtures (the figures docs/voice.md \"Latency\" gives)", () => {
+    // bench/voice.mjs plays the fixtures without 500 ms of their lead and 700 ms of their tail, in 20 ms frames
+    const bounds = (name: 'yes-i-will-attend' | 'barge-in-long', ms?: number) => {
+      let audio = readAudioFixture(name).data.subarray(4000);
+      audio = audio.subarray(0, ms === undefined ? audio.length - 5600 : ms * 8);
+      let lineOnset: number | null = null;
+      let lineEnd = 0;
+      let soundOnset: number | null = null;
+      let soundEnd = 0;
+      for (let at = 0; at < audio.length; at += 160) {
+        const frame = new Uint8Array(160).fill(0xff);
+        frame.set(audio.subarray(at, at + 160));
+        const sentAt = (at + 160) / 8; // each frame is sent when its 20 ms have passed
+        if (isVoiced(frame)) {
+          lineOnset ??= sentAt;
+          lineEnd = sentAt;
+        }
+        const sound = soundInstants(frame, sentAt);
+        if (sound) {
+          soundOnset ??= sound.onsetMs;
+          soundEnd = sound.endMs;
+        }
+      }
+      return { lineOnset: lineOnset!, lineEnd, soundOnset: soundOnset!, soundEnd };
+    };
+    const attend = bounds('yes-i-will-attend');
+    expect(attend.soundEnd - attend.lineEnd).toBe(31.75);
+    const barge = bounds('barge-in-long', 1000);
+    expect(barge.lineOnset - barge.soundOnset).toBe(31.625);
   });
 });
