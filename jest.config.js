@@ -24,6 +24,8 @@ export default {
       module: { type: 'es6' },
     }],
   },
+  // integer typed arrays compared by their bytes (jest's element walk took ~0.5 s per 100 KB buffer)
+  setupFilesAfterEnv: ['<rootDir>/test/support/jest-byte-equality.ts'],
   testTimeout: 30000,
   reporters: ['default', '<rootDir>/test/support/skip-reporter.cjs'],
 };

@@ -110,3 +110,22 @@ export function indexEntry(index: DoubleIndexDescription, doc: Document): IndexE
   fields.forEach((f, i) => { keyValue[f] = combos[0][i]; });
   return { texts, keyValue };
 }
+
+const storedEntries = new WeakMap<Document, WeakMap<DoubleIndexDescription, IndexEntry | null>>();
+
+/**
+ * `indexEntry` of a STORED document, remembered per document and index: a stored document is never mutated in
+ * place, only replaced (CollectionStore), so its keys cannot change. Without it every insert recomputed the keys of
+ * every document already stored (an Extended JSON text per key), which made filling a collection quadratic.
+ */
+export function storedIndexEntry(index: DoubleIndexDescription, doc: Document): IndexEntry | null {
+  let byIndex = storedEntries.get(doc);
+  if (!byIndex) {
+    byIndex = new WeakMap();
+    storedEntries.set(doc, byIndex);
+  }
+  if (byIndex.has(index)) return byIndex.get(index)!;
+  const entry = indexEntry(index, doc);
+  byIndex.set(index, entry);
+  return entry;
+}
