@@ -29,7 +29,9 @@
  * the thread fails on is retried there window by window. When the offload is not available (still starting,
  * failed, closed) or a batch sent there is lost (the thread died), windows are scored inline on this thread
  * with the inline `session`, as without an offload: calls never go deaf. `flush()` then only sends the batch;
- * `settled()` waits for every window asked for to be scored.
+ * `settled()` waits for every window asked for to be scored. The offload may come back after it was lost (the
+ * thread restarted): each batch goes wherever is available when it leaves, and a call has one window in the
+ * batcher at a time, so its windows stay in order across the switches.
  */
 import type { SileroThreadResult } from './silero-thread.js';
 import { SILERO_STATE_LENGTH, sileroInputLength, type SileroSession } from './silero-session.js';

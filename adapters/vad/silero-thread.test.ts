@@ -6,7 +6,7 @@ import { SileroBatcher, type SileroBatchClient, type SileroBatchOffload } from '
 import { SILERO_STATE_LENGTH, sharedSileroSession, sileroInputLength, type SileroSession } from './silero-session.js';
 import { SileroInferenceThread, type SileroThreadResult } from './silero-thread.js';
 import { distFile, runNode } from '../../test/support/process.js';
-import { SileroVoiceActivityDetector, SileroVoiceActivityDetectorFactory } from './silero-vad.js';
+import { SileroVoiceActivityDetector, SileroVoiceActivityDetectorFactory, type SileroVadSettings } from './silero-vad.js';
 
 const threads: SileroInferenceThread[] = [];
 const factories: SileroVoiceActivityDetectorFactory[] = [];
@@ -22,13 +22,22 @@ async function startedThread(): Promise<SileroInferenceThread> {
 }
 
 /** A factory scoring on its own inference thread (ready), with failures recorded. */
-async function threadedFactory(settings: { maxWaitMs?: number; awaitLiveMs?: number } = {}) {
+async function threadedFactory(settings: Omit<SileroVadSettings, 'inference' | 'onThreadFailure'> = {}) {
   const failures: string[] = [];
   const f = new SileroVoiceActivityDetectorFactory({ ...settings, inference: 'thread', onThreadFailure: (m) => failures.push(m) });
   factories.push(f);
   f.warmUp();
   expect(await f.inferenceThread!.ready).toBe(true);
   return { f, failures };
+}
+
+/** Resolves once `check()` holds (polled every `everyMs`; fails the test after 5 s). */
+async function until(check: () => boolean, everyMs = 5): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
 }
 
 /** The worker under the thread, to kill it as a crash would. */
@@ -190,38 +199,136 @@ describe('detectors on the inference thread', () => {
     expect(failures).toEqual([]);
   });
 
-  it('fall back to inline inference when the worker dies mid-call: the failure is told once, the events are unchanged', async () => {
+  it('score inline while the worker that died mid-call is restarted, then on the thread again: the events are unchanged', async () => {
     const audios = (['barge-in-long', 'hello-who-is-this', 'can-you-repeat-that'] as const).map((name) => readAudioFixture(name).samples);
-    const { f, failures } = await threadedFactory({ maxWaitMs: 16, awaitLiveMs: 0 });
+    const restarts: string[] = [];
+    const { f, failures } = await threadedFactory({ maxWaitMs: 16, awaitLiveMs: 0, threadRestart: { delayMs: 30 }, onThreadRestart: (m) => restarts.push(m) });
     const thread = f.inferenceThread!;
+    const firstThread = thread.threadId;
+    const stats = f.sharedBatcher.stats;
     const calls = audios.map(() => {
       const events: VadEvent[] = [];
       const d = f.create({ sampleRate: 8000, onEvent: (e) => events.push(e) }) as SileroVoiceActivityDetector;
       return { d, events };
     });
     const longest = Math.max(...audios.map((a) => a.length));
-    let killed = false;
+    let killedAt = -1;
+    let offloadedBeforeRestart = -1;
     for (let i = 0, frame = 0; i < longest; i += 160, frame++) {
       audios.forEach((a, k) => {
         if (i < a.length) calls[k].events.push(...calls[k].d.push(a.subarray(i, i + 160)));
       });
       // between batches (terminating it inside a native run would abort this process: the batch lost while
       // away is the deferred offload's test below)
-      if (!killed && f.sharedBatcher.stats.offloaded >= 3 && !f.sharedBatcher.batchInFlight) {
+      if (killedAt < 0 && stats.offloaded >= 3 && !f.sharedBatcher.batchInFlight) {
         await workerOf(thread).terminate();
-        killed = true;
+        await until(() => !thread.available);
+        killedAt = frame;
+      }
+      // some frames later (scored inline meanwhile) the thread is back
+      if (killedAt >= 0 && frame === killedAt + 12) {
+        expect(thread.available).toBe(false);
+        expect(stats.batches).toBeGreaterThan(stats.offloaded); // inline batches since the death
+        await until(() => thread.available);
+        offloadedBeforeRestart = stats.offloaded;
       }
       if (frame % 4 === 3) await f.settled();
     }
     await f.settled();
-    expect(killed).toBe(true);
+    expect(offloadedBeforeRestart).toBeGreaterThanOrEqual(3);
+    expect(stats.offloaded).toBeGreaterThan(offloadedBeforeRestart); // batches answered by the thread again
+    expect(thread.threadId).not.toBe(firstThread);
     expect(failures).toHaveLength(1);
-    expect(failures[0]).toMatch(/stopped/);
-    expect(thread.available).toBe(false);
-    expect(f.sharedBatcher.stats.lost).toBe(0);
-    expect(f.sharedBatcher.stats.batches).toBeGreaterThan(f.sharedBatcher.stats.offloaded); // the rest ran inline
+    expect(failures[0]).toMatch(/stopped: exited with code 1; .* starts again in 30 ms/);
+    expect(restarts).toHaveLength(1);
+    expect(restarts[0]).toMatch(/running again/);
+    expect(thread.stats).toEqual({ started: 2, restarted: 1, gaveUp: false });
+    expect(stats.lost).toBe(0);
     expect(calls.map((c) => c.events)).toEqual(audios.map(aloneEvents));
     expect(calls.every((c) => c.d.counts.failed === 0)).toBe(true);
+  });
+});
+
+describe('restarting the inference thread', () => {
+  /** A thread on a test clock, with its failures and restarts recorded. */
+  async function restartingThread(restart: { delayMs: number; maxRestarts?: number; windowMs?: number }) {
+    const clock = { now: 0 };
+    const failures: string[] = [];
+    const restarts: string[] = [];
+    const t = new SileroInferenceThread(sharedSileroSession().modelPath, (m) => failures.push(m), { restart, onRestart: (m) => restarts.push(m), now: () => clock.now });
+    threads.push(t);
+    expect(await t.ready).toBe(true);
+    return { t, clock, failures, restarts };
+  }
+  /** Kills the worker as a crash would (it is idle: no native call under way), and waits until the thread knows. */
+  const kill = async (t: SileroInferenceThread) => {
+    await workerOf(t).terminate();
+    await until(() => !t.available);
+  };
+  const score = (t: SileroInferenceThread) => t.run(8000, 1, new Float32Array(sileroInputLength(8000)), new Float32Array(SILERO_STATE_LENGTH));
+
+  it('backs off (the delay doubles) and stops restarting after maxRestarts deaths within the window, saying so once', async () => {
+    const { t, clock, failures, restarts } = await restartingThread({ delayMs: 20, maxRestarts: 2, windowMs: 60_000 });
+    await kill(t);
+    expect(t.restartPending).toBe(true);
+    await expect(score(t)).rejects.toThrow(/failed/);
+    await until(() => t.available);
+    clock.now = 1000;
+    await kill(t);
+    await until(() => t.available);
+    expect((await score(t)).failed).toBeNull(); // scoring there again
+    clock.now = 2000;
+    await kill(t);
+    expect(t.restartPending).toBe(false);
+    await new Promise((r) => setTimeout(r, 100)); // past every back-off: nothing starts
+    expect(t.available).toBe(false);
+    expect(t.stats).toEqual({ started: 3, restarted: 2, gaveUp: true });
+    expect(failures.map((m) => m.replace(/^.*; /, ''))).toEqual([
+      'calls are scored on the event loop, the thread starts again in 20 ms',
+      'calls are scored on the event loop, the thread starts again in 40 ms',
+      'not started again: it was restarted 2 times within 60 s, so calls stay on the event loop for the rest of the process\'s life',
+    ]);
+    expect(restarts).toHaveLength(2);
+    await expect(score(t)).rejects.toThrow(/failed/);
+  });
+
+  it('forgets deaths older than the window: a thread that dies now and then comes back every time', async () => {
+    const { t, clock, failures } = await restartingThread({ delayMs: 20, maxRestarts: 1, windowMs: 1000 });
+    for (const at of [0, 1500, 3000]) {
+      clock.now = at;
+      await kill(t);
+      await until(() => t.available);
+    }
+    expect(failures.every((m) => m.endsWith('starts again in 20 ms'))).toBe(true); // no back-off across windows
+    clock.now = 3500; // the second death in one window
+    await kill(t);
+    expect(t.stats).toEqual({ started: 4, restarted: 3, gaveUp: true });
+  });
+
+  it('close() while a restart waits calls it off: no worker starts, nothing is left running', async () => {
+    const { t } = await restartingThread({ delayMs: 50 });
+    await kill(t);
+    expect(t.restartPending).toBe(true);
+    await t.close();
+    expect(t.restartPending).toBe(false);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(t.stats.started).toBe(1);
+    expect(t.available).toBe(false);
+  });
+
+  it('close() while the restarted worker loads its model lets it finish loading and end (never terminated in native code)', async () => {
+    const { t } = await restartingThread({ delayMs: 10 });
+    const first = workerOf(t);
+    await kill(t);
+    await until(() => t.stats.started === 2, 1);
+    const second = workerOf(t) as unknown as { once(e: 'exit', f: (code: number) => void): void };
+    expect(second).not.toBe(first);
+    let exitCode = -1;
+    second.once('exit', (code) => (exitCode = code));
+    await t.close();
+    expect(exitCode).toBe(0); // it ended by itself after 'stop', not by terminate() (1)
+    expect(t.stats.restarted).toBe(0);
+    expect(t.available).toBe(false);
   });
 });
 
