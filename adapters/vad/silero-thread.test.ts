@@ -573,6 +573,176 @@ describe('the batcher with an asynchronous offload', () => {
   });
 });
 
+describe('a client callback that throws', () => {
+  const len = sileroInputLength(8000);
+  /** A client that records its scores, throws `error` from its first `scored` (after asking for its next window when `batcher` is given). */
+  function thrower(error: Error, batcher?: SileroBatcher) {
+    const scores: number[] = [];
+    const threw: unknown[] = [];
+    const client: SileroBatchClient = {
+      sampleRate: 8000, input: new Float32Array(len).fill(0.1), state: new Float32Array(SILERO_STATE_LENGTH),
+      scored: (p) => {
+        scores.push(p);
+        if (scores.length === 1) {
+          batcher?.request(client);
+          throw error;
+        }
+      },
+      failed: () => scores.push(-1),
+      callbackThrew: (e) => threw.push(e),
+    };
+    return { client, scores, threw };
+  }
+  const quiet = () => {
+    const scores: number[] = [];
+    const client: SileroBatchClient = { sampleRate: 8000, input: new Float32Array(len), state: new Float32Array(SILERO_STATE_LENGTH), scored: (p) => scores.push(p), failed: () => scores.push(-1) };
+    return { client, scores };
+  };
+  /** Collects the process's unhandled rejections while `body` runs (a throw from the offload's answer was one). */
+  async function unhandledDuring(body: () => Promise<void>): Promise<unknown[]> {
+    const seen: unknown[] = [];
+    const listener = (reason: unknown) => seen.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      await body();
+      await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+    return seen;
+  }
+
+  it('in a batch answered by the offload is reported; the others of the batch get theirs; the batcher goes on', async () => {
+    const o = deferredOffload(sharedSileroSession());
+    const reported: unknown[] = [];
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 60_000, awaitLiveMs: 0 }, undefined, o.offload, (e) => reported.push(e));
+    const bug = new Error('listener bug');
+    const a = thrower(bug, batcher);
+    const b = quiet();
+    const c = quiet();
+    const unhandled = await unhandledDuring(async () => {
+      batcher.request(a.client);
+      batcher.request(b.client);
+      batcher.request(c.client);
+      batcher.flush();
+      await o.answer();
+    });
+    expect(unhandled).toEqual([]);
+    expect(reported).toEqual([bug]);
+    expect(a.threw).toEqual([bug]);
+    expect(a.scores).toHaveLength(1);
+    expect(b.scores).toHaveLength(1);
+    expect(c.scores).toHaveLength(1);
+    expect(batcher.waitingWindows).toBe(0); // the window a asked for before throwing was withdrawn
+    expect(batcher.batchInFlight).toBe(false);
+    // the batcher goes on, the client that threw included
+    batcher.request(a.client);
+    batcher.request(b.client);
+    batcher.flush();
+    await o.answer();
+    expect(a.scores).toHaveLength(2);
+    expect(b.scores).toHaveLength(2);
+    expect(o.sizes).toEqual([3, 2]);
+  });
+
+  it('in a batch scored inline from the batch timer is reported, not an uncaught exception; the others get theirs', async () => {
+    const reported: unknown[] = [];
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 5, awaitLiveMs: 0 }, undefined, null, (e) => reported.push(e));
+    const bug = new Error('listener bug');
+    const a = thrower(bug, batcher);
+    const b = quiet();
+    batcher.request(a.client);
+    batcher.request(b.client);
+    await until(() => b.scores.length === 1); // the timer's flush
+    expect(reported).toEqual([bug]);
+    expect(a.threw).toEqual([bug]);
+    expect(batcher.waitingWindows).toBe(0);
+    batcher.request(a.client);
+    batcher.request(b.client);
+    await until(() => b.scores.length === 2);
+    expect(a.scores).toHaveLength(2);
+    expect(reported).toHaveLength(1);
+  });
+
+  it('a reporter or a client recovery that throws too is contained (reported, or ignored for the reporter)', async () => {
+    const o = deferredOffload(sharedSileroSession());
+    const reported: unknown[] = [];
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 60_000, awaitLiveMs: 0 }, undefined, o.offload, (e) => {
+      reported.push(e);
+      throw new Error('the logger is broken too');
+    });
+    const a = thrower(new Error('listener bug'));
+    a.client.callbackThrew = () => {
+      throw new Error('recovery bug');
+    };
+    const b = quiet();
+    const unhandled = await unhandledDuring(async () => {
+      batcher.request(a.client);
+      batcher.request(b.client);
+      batcher.flush();
+      await o.answer();
+    });
+    expect(unhandled).toEqual([]);
+    expect(reported.map((e) => (e as Error).message)).toEqual(['listener bug', 'recovery bug']);
+    expect(b.scores).toHaveLength(1);
+  });
+
+  /** Speech, a second of digital silence, speech again. */
+  const twoUtterances = () => {
+    const first = readAudioFixture('yes-i-will-attend').samples;
+    const second = readAudioFixture('hello-who-is-this').samples;
+    const pcm = new Int16Array(first.length + 8000 + second.length);
+    pcm.set(first);
+    pcm.set(second, first.length + 8000);
+    return pcm;
+  };
+
+  it.each([
+    ['on the inference thread', 'thread'],
+    ['inline, from the batch timer', 'inline'],
+  ] as const)('in a detector\'s listener (%s): that detector starts afresh, the other call\'s events are untouched', async (_label, inference) => {
+    const reported: unknown[] = [];
+    const f = new SileroVoiceActivityDetectorFactory({ inference, maxWaitMs: 16, awaitLiveMs: 0, onCallbackError: (e) => reported.push(e) });
+    factories.push(f);
+    f.warmUp();
+    if (inference === 'thread') expect(await f.inferenceThread!.ready).toBe(true);
+    const pcm = twoUtterances();
+    const other = readAudioFixture('barge-in-long').samples;
+    const buggyEvents: VadEvent[] = [];
+    let thrown = false;
+    let inferredAtThrow = 0;
+    const buggy = f.create({ sampleRate: 8000, onEvent: (e) => {
+      if (!thrown) {
+        thrown = true;
+        inferredAtThrow = buggy.counts.inferred;
+        throw new Error('listener bug');
+      }
+      buggyEvents.push(e);
+    } }) as SileroVoiceActivityDetector;
+    const otherEvents: VadEvent[] = [];
+    const fine = f.create({ sampleRate: 8000, onEvent: (e) => otherEvents.push(e) }) as SileroVoiceActivityDetector;
+    const longest = Math.max(pcm.length, other.length);
+    for (let i = 0, frame = 0; i < longest; i += 160, frame++) {
+      if (i < pcm.length) buggyEvents.push(...buggy.push(pcm.subarray(i, i + 160)));
+      if (i < other.length) otherEvents.push(...fine.push(other.subarray(i, i + 160)));
+      if (frame % 8 === 7) {
+        await new Promise((r) => setTimeout(r, 20)); // the batch timer fires (16 ms)
+        await f.settled();
+      }
+    }
+    await f.settled();
+    expect(thrown).toBe(true);
+    expect(reported.map((e) => (e as Error).message)).toEqual(['listener bug']);
+    expect(otherEvents).toEqual(aloneEvents(other));
+    if (inference === 'thread') expect(f.sharedBatcher.stats.offloaded).toBeGreaterThan(0);
+    // the buggy call's detector went on, afresh: after the silence its events are the reference's
+    expect(buggy.counts.inferred).toBeGreaterThan(inferredAtThrow + 10);
+    const reference = aloneEvents(pcm);
+    expect(buggyEvents.slice(-2)).toEqual(reference.slice(-2));
+    expect(reference.slice(-2).map((e) => e.type)).toEqual(['speech_start', 'speech_stop']);
+  });
+});
+
 describe('a detector on a broken runtime, through the offload', () => {
   it('is scored by loudness, never deaf', async () => {
     const real = sharedSileroSession();

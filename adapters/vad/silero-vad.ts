@@ -42,6 +42,11 @@ export interface SileroVadSettings extends Partial<SileroBatchSettings> {
   onThreadRestart?: (message: string) => void;
   /** When a thread that died starts again (default `SILERO_THREAD_RESTART_DEFAULTS`). */
   threadRestart?: Partial<SileroThreadRestartPolicy>;
+  /**
+   * Told of an error thrown by a detector's listener (`onEvent`, `onWindow`) while the batcher delivered a score;
+   * that detector was reset (it starts afresh), the other calls were not touched. Default: a process warning.
+   */
+  onCallbackError?: (error: unknown) => void;
 }
 
 /** A window cut and waiting for its turn: its level, and its model input unless the gate skips it. */
@@ -78,6 +83,9 @@ export class SileroVoiceActivityDetector extends DeferredScoreVoiceActivityDetec
       state: new Float32Array(SILERO_STATE_LENGTH),
       scored: (p) => this.scored(p, false),
       failed: () => this.scored(-1, true),
+      // a listener threw while this call's score was delivered: the hysteresis and the model state may be half
+      // stepped, so the detector starts afresh, as after reset() (its windows waiting are dropped)
+      callbackThrew: () => this.reset(),
     };
   }
 
@@ -172,7 +180,7 @@ export class SileroVoiceActivityDetectorFactory implements VoiceActivityDetector
         maxWaitMs: this.settings.maxWaitMs ?? SILERO_BATCH_DEFAULTS.maxWaitMs,
         maxBatch: this.settings.maxBatch ?? SILERO_BATCH_DEFAULTS.maxBatch,
         awaitLiveMs: this.settings.awaitLiveMs ?? SILERO_BATCH_DEFAULTS.awaitLiveMs,
-      }, undefined, this.thread);
+      }, undefined, this.thread, this.settings.onCallbackError);
     }
     return this.batcher.session;
   }

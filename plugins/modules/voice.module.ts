@@ -74,6 +74,8 @@ export function voiceModule(c: Container, settings: Settings): void {
         inference: settings.voice?.vadInference ?? 'thread',
         onThreadFailure: (message) => log.warn({ vad: 'silero', err: message }, 'the Silero inference thread failed: calls are scored on the event loop'),
         onThreadRestart: (message) => log.info({ vad: 'silero', detail: message }, 'the Silero inference thread is back: calls are scored there again'),
+        // one call's listener bug resets that call's detector; every other call's VAD goes on
+        onCallbackError: (error) => log.error({ vad: 'silero', err: (error as Error)?.message ?? String(error), stack: (error as Error)?.stack }, 'a voice activity listener threw: its call\'s detector was reset'),
       });
       return new FallbackVadFactory(silero, log);
     },
