@@ -305,6 +305,14 @@ describe('restarting the inference thread', () => {
     expect(t.stats).toEqual({ started: 4, restarted: 3, gaveUp: true });
   });
 
+  it('restarts in a process whose main thread never loaded onnxruntime (the thread holds the binding loaded itself)', async () => {
+    const out = await runNode([distFile('test/support/silero-restart.child.js')], {});
+    expect(out.stderr).not.toContain('self-register');
+    expect(out.code).toBe(0);
+    const r = JSON.parse(out.stdout.trim()) as { restarted: boolean; failures: string[]; scored: number };
+    expect(r).toEqual({ restarted: true, failures: [expect.stringMatching(/stopped: exited with code 1; .* starts again in 10 ms$/)], scored: 1 });
+  });
+
   it('close() while a restart waits calls it off: no worker starts, nothing is left running', async () => {
     const { t } = await restartingThread({ delayMs: 50 });
     await kill(t);

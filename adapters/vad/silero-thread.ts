@@ -24,6 +24,9 @@
  * main thread's `exit` listener closes the gate and waits (at most 2 s) for a native call under way to return:
  * once closed, the worker makes no further native call and its termination is harmless.
  * Each worker has a gate of its own: a worker started again after a death never shares one with the dead one.
+ * The main thread holds the native binding loaded too (`require`d once, never used here): when the only thread
+ * that had loaded it ends, a worker started later cannot load it again (Node: "Module did not self-register"), so
+ * without that a restart could never succeed in a process whose main thread does not score inline itself.
  *
  * When it cannot start or dies, `onFailure` is told and `run` rejects until it is back; the batcher meanwhile
  * scores inline, on the main thread (adapters/vad/silero-batcher.ts). A thread that died after it had started is
@@ -209,6 +212,7 @@ export class SileroInferenceThread {
     this.onRestart = options.onRestart ?? (() => undefined);
     this.now = options.now ?? (() => performance.now());
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
+    holdBinding();
     this.start();
   }
 
@@ -359,6 +363,18 @@ export class SileroInferenceThread {
   private rejectWaiting(message: string): void {
     for (const w of this.waiting.values()) w.reject(new Error(message));
     this.waiting.clear();
+  }
+}
+
+/**
+ * Loads onnxruntime-node's native binding on this thread (once; see the file comment). A binding that cannot load
+ * here is left to the worker, which reports it as a failed start.
+ */
+function holdBinding(): void {
+  try {
+    require('onnxruntime-node/dist/binding.js');
+  } catch {
+    // the worker's start says why
   }
 }
 
