@@ -29,7 +29,15 @@
  * the thread fails on is retried there window by window. When the offload is not available (still starting,
  * failed, closed) or a batch sent there is lost (the thread died), windows are scored inline on this thread
  * with the inline `session`, as without an offload: calls never go deaf. `flush()` then only sends the batch;
- * `settled()` waits for every window asked for to be scored.
+ * `settled()` waits for every window asked for to be scored. The offload may come back after it was lost (the
+ * thread restarted): each batch goes wherever is available when it leaves, and a call has one window in the
+ * batcher at a time, so its windows stay in order across the switches.
+ *
+ * Each client's result is delivered in isolation: a callback that throws (a call's listener bug) is reported to
+ * `onCallbackError` with the error, the client's window asked for in that callback (if any) is withdrawn and the
+ * client is told (`callbackThrew`: a detector starts afresh, as after `reset()`); the other clients of the batch
+ * get theirs, and the batcher goes on. Nothing is rethrown: from the timer, or from the offload's answer, a throw
+ * would be an uncaught exception or an unhandled rejection, and end the process with every call in it.
  */
 import type { SileroThreadResult } from './silero-thread.js';
 import { SILERO_STATE_LENGTH, sileroInputLength, type SileroSession } from './silero-session.js';
@@ -45,6 +53,12 @@ export interface SileroBatchClient {
   scored(probability: number): void;
   /** The runtime failed on this window (the state is untouched). May request the next window. */
   failed(error: unknown): void;
+  /**
+   * `scored` or `failed` threw `error` (already reported to the batcher's `onCallbackError`); a window it asked
+   * for in that callback was withdrawn. The client's state is suspect: it should start afresh. Must not throw
+   * (if it does, that is reported too).
+   */
+  callbackThrew?(error: unknown): void;
 }
 
 /** Where batches run off the event loop: `SileroInferenceThread` (adapters/vad/silero-thread.ts), or a test's fake. */
@@ -110,6 +124,8 @@ export class SileroBatcher {
     private readonly now: () => number = () => performance.now(),
     /** Where batches run off this thread when it is available (adapters/vad/silero-thread.ts). */
     readonly offload: SileroBatchOffload | null = null,
+    /** Told of each error a client's callback threw (the service logs it); the default prints a process warning. */
+    private readonly onCallbackError: (error: unknown) => void = warnCallbackError,
   ) {
     this.settings = { ...SILERO_BATCH_DEFAULTS, ...settings };
     if (!(this.settings.maxWaitMs >= 0) || !(this.settings.maxBatch >= 1)) throw new RangeError('Silero batch: maxWaitMs must be ≥ 0 and maxBatch ≥ 1');
@@ -182,8 +198,8 @@ export class SileroBatcher {
 
   /**
    * Scores every waiting window now, including windows that clients ask for while this runs (a call that fell
-   * behind). A client callback that throws does not stop the others; the first such error is rethrown at the end.
-   * With an available offload it sends the next batch instead (or, while one is in flight, marks the next as
+   * behind). A client callback that throws is reported and does not stop the others (see the file comment); never
+   * throws. With an available offload it sends the next batch instead (or, while one is in flight, marks the next as
    * due) and returns; the results come later.
    */
   flush(): void {
@@ -198,17 +214,12 @@ export class SileroBatcher {
       return;
     }
     this.flushing = true;
-    let thrown: { error: unknown } | null = null;
     try {
-      for (let next = this.nextBatch(); next; next = this.nextBatch()) {
-        const error = this.score(next.rate, next.batch);
-        if (error && !thrown) thrown = error;
-      }
+      for (let next = this.nextBatch(); next; next = this.nextBatch()) this.score(next.rate, next.batch);
     } finally {
       this.flushing = false;
     }
     this.wakeIdle();
-    if (thrown) throw thrown.error;
   }
 
   /** The next batch (8 kHz windows first), or null when none waits. */
@@ -259,7 +270,6 @@ export class SileroBatcher {
     this.stats.failedRuns += r.failedRuns;
     this.stats.offloaded++;
     this.deliver(() => {
-      let thrown: { error: unknown } | null = null;
       for (let b = 0; b < batch.length; b++) {
         const ticket = batch[b];
         if (!this.settle(ticket)) continue; // cancelled while the batch was away
@@ -270,31 +280,45 @@ export class SileroBatcher {
             ticket.client.scored(r.probabilities[b]);
           }
         } catch (e) {
-          thrown ??= { error: e };
+          this.callbackThrew(ticket.client, e);
         }
       }
-      return thrown;
     });
   }
 
   /**
-   * Calls back a batch's clients (`callBack` returns the first callback error), then decides when the next batch
+   * Calls back a batch's clients (`callBack`, which contains their errors), then decides when the next batch
    * goes. Windows asked for in the callbacks wait for that decision; when there are any, they were already cut:
    * their calls fell behind (their frames came in a burst). Inline they are scored in the same flush; here the next
    * batch leaves at once for them, instead of one window of such a call per batch, each waiting for the timer.
    */
-  private deliver(callBack: () => { error: unknown } | null): void {
-    let thrown: { error: unknown } | null = null;
+  private deliver(callBack: () => void): void {
     const waitingBefore = this.waitingWindows;
     this.flushing = true;
     try {
-      thrown = callBack();
+      callBack();
     } finally {
       this.flushing = false;
     }
     if (this.waitingWindows > waitingBefore) this.due = true;
     this.afterBatch();
-    if (thrown) throw thrown.error;
+  }
+
+  /**
+   * `client`'s callback threw `error`: reported, its window asked for in the callback (if any) withdrawn, and the
+   * client told so it starts afresh. Never throws (the reporter's and the client's own errors are contained too).
+   */
+  private callbackThrew(client: SileroBatchClient, error: unknown): void {
+    this.cancel(client);
+    report(this.onCallbackError, error);
+    if (client.callbackThrew) {
+      try {
+        client.callbackThrew(error);
+      } catch (e) {
+        this.cancel(client);
+        report(this.onCallbackError, e);
+      }
+    }
   }
 
   /** A batch lost on the offload (its thread stopped): scored here, inline, then the rest as usual. */
@@ -302,7 +326,9 @@ export class SileroBatcher {
     this.inFlight = false;
     this.stats.lost++;
     const live = batch.filter((t) => this.active.get(t.client) === t);
-    this.deliver(() => (live.length > 0 ? this.score(rate, live) : null));
+    this.deliver(() => {
+      if (live.length > 0) this.score(rate, live);
+    });
   }
 
   /** After a batch came back: the next one goes now when it is due, else it waits for its timer. */
@@ -323,8 +349,8 @@ export class SileroBatcher {
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
-  /** Runs one batch inline and calls back each client still active; returns the first callback error. */
-  private score(rate: Rate, batch: Ticket[]): { error: unknown } | null {
+  /** Runs one batch inline and calls back each client still active (their errors contained). */
+  private score(rate: Rate, batch: Ticket[]): void {
     const length = sileroInputLength(rate);
     const n = batch.length;
     this.gather(rate, batch);
@@ -336,7 +362,6 @@ export class SileroBatcher {
     } catch {
       this.stats.failedRuns++;
     }
-    let thrown: { error: unknown } | null = null;
     for (let b = 0; b < n; b++) {
       const ticket = batch[b];
       const client = ticket.client;
@@ -354,7 +379,7 @@ export class SileroBatcher {
           try {
             client.failed(error);
           } catch (e) {
-            thrown ??= { error: e };
+            this.callbackThrew(client, e);
           }
           continue;
         }
@@ -364,10 +389,9 @@ export class SileroBatcher {
       try {
         client.scored(p);
       } catch (e) {
-        thrown ??= { error: e };
+        this.callbackThrew(client, e);
       }
     }
-    return thrown;
   }
 
   /** True (and the client no longer active) when `ticket` is still the client's current request. */
@@ -375,6 +399,20 @@ export class SileroBatcher {
     if (this.active.get(ticket.client) !== ticket) return false;
     this.active.delete(ticket.client);
     return true;
+  }
+}
+
+/** The default `onCallbackError`: a process warning (offline replays and tests; the service logs instead). */
+function warnCallbackError(error: unknown): void {
+  process.emitWarning(`a Silero VAD client's callback threw (its detector starts afresh): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+}
+
+/** Calls `reporter` with `error`; a reporter that throws is ignored (it must not undo the containment). */
+function report(reporter: (error: unknown) => void, error: unknown): void {
+  try {
+    reporter(error);
+  } catch {
+    // nothing left to tell
   }
 }
 

@@ -6,7 +6,7 @@ import { SileroBatcher, type SileroBatchClient, type SileroBatchOffload } from '
 import { SILERO_STATE_LENGTH, sharedSileroSession, sileroInputLength, type SileroSession } from './silero-session.js';
 import { SileroInferenceThread, type SileroThreadResult } from './silero-thread.js';
 import { distFile, runNode } from '../../test/support/process.js';
-import { SileroVoiceActivityDetector, SileroVoiceActivityDetectorFactory } from './silero-vad.js';
+import { SileroVoiceActivityDetector, SileroVoiceActivityDetectorFactory, type SileroVadSettings } from './silero-vad.js';
 
 const threads: SileroInferenceThread[] = [];
 const factories: SileroVoiceActivityDetectorFactory[] = [];
@@ -22,13 +22,22 @@ async function startedThread(): Promise<SileroInferenceThread> {
 }
 
 /** A factory scoring on its own inference thread (ready), with failures recorded. */
-async function threadedFactory(settings: { maxWaitMs?: number; awaitLiveMs?: number } = {}) {
+async function threadedFactory(settings: Omit<SileroVadSettings, 'inference' | 'onThreadFailure'> = {}) {
   const failures: string[] = [];
   const f = new SileroVoiceActivityDetectorFactory({ ...settings, inference: 'thread', onThreadFailure: (m) => failures.push(m) });
   factories.push(f);
   f.warmUp();
   expect(await f.inferenceThread!.ready).toBe(true);
   return { f, failures };
+}
+
+/** Resolves once `check()` holds (polled every `everyMs`; fails the test after 5 s). */
+async function until(check: () => boolean, everyMs = 5): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
 }
 
 /** The worker under the thread, to kill it as a crash would. */
@@ -190,38 +199,144 @@ describe('detectors on the inference thread', () => {
     expect(failures).toEqual([]);
   });
 
-  it('fall back to inline inference when the worker dies mid-call: the failure is told once, the events are unchanged', async () => {
+  it('score inline while the worker that died mid-call is restarted, then on the thread again: the events are unchanged', async () => {
     const audios = (['barge-in-long', 'hello-who-is-this', 'can-you-repeat-that'] as const).map((name) => readAudioFixture(name).samples);
-    const { f, failures } = await threadedFactory({ maxWaitMs: 16, awaitLiveMs: 0 });
+    const restarts: string[] = [];
+    const { f, failures } = await threadedFactory({ maxWaitMs: 16, awaitLiveMs: 0, threadRestart: { delayMs: 30 }, onThreadRestart: (m) => restarts.push(m) });
     const thread = f.inferenceThread!;
+    const firstThread = thread.threadId;
+    const stats = f.sharedBatcher.stats;
     const calls = audios.map(() => {
       const events: VadEvent[] = [];
       const d = f.create({ sampleRate: 8000, onEvent: (e) => events.push(e) }) as SileroVoiceActivityDetector;
       return { d, events };
     });
     const longest = Math.max(...audios.map((a) => a.length));
-    let killed = false;
+    let killedAt = -1;
+    let offloadedBeforeRestart = -1;
     for (let i = 0, frame = 0; i < longest; i += 160, frame++) {
       audios.forEach((a, k) => {
         if (i < a.length) calls[k].events.push(...calls[k].d.push(a.subarray(i, i + 160)));
       });
       // between batches (terminating it inside a native run would abort this process: the batch lost while
       // away is the deferred offload's test below)
-      if (!killed && f.sharedBatcher.stats.offloaded >= 3 && !f.sharedBatcher.batchInFlight) {
+      if (killedAt < 0 && stats.offloaded >= 3 && !f.sharedBatcher.batchInFlight) {
         await workerOf(thread).terminate();
-        killed = true;
+        await until(() => !thread.available);
+        killedAt = frame;
+      }
+      // some frames later (scored inline meanwhile) the thread is back
+      if (killedAt >= 0 && frame === killedAt + 12) {
+        expect(thread.available).toBe(false);
+        expect(stats.batches).toBeGreaterThan(stats.offloaded); // inline batches since the death
+        await until(() => thread.available);
+        offloadedBeforeRestart = stats.offloaded;
       }
       if (frame % 4 === 3) await f.settled();
     }
     await f.settled();
-    expect(killed).toBe(true);
+    expect(offloadedBeforeRestart).toBeGreaterThanOrEqual(3);
+    expect(stats.offloaded).toBeGreaterThan(offloadedBeforeRestart); // batches answered by the thread again
+    expect(thread.threadId).not.toBe(firstThread);
     expect(failures).toHaveLength(1);
-    expect(failures[0]).toMatch(/stopped/);
-    expect(thread.available).toBe(false);
-    expect(f.sharedBatcher.stats.lost).toBe(0);
-    expect(f.sharedBatcher.stats.batches).toBeGreaterThan(f.sharedBatcher.stats.offloaded); // the rest ran inline
+    expect(failures[0]).toMatch(/stopped: exited with code 1; .* starts again in 30 ms/);
+    expect(restarts).toHaveLength(1);
+    expect(restarts[0]).toMatch(/running again/);
+    expect(thread.stats).toEqual({ started: 2, restarted: 1, gaveUp: false });
+    expect(stats.lost).toBe(0);
     expect(calls.map((c) => c.events)).toEqual(audios.map(aloneEvents));
     expect(calls.every((c) => c.d.counts.failed === 0)).toBe(true);
+  });
+});
+
+describe('restarting the inference thread', () => {
+  /** A thread on a test clock, with its failures and restarts recorded. */
+  async function restartingThread(restart: { delayMs: number; maxRestarts?: number; windowMs?: number }) {
+    const clock = { now: 0 };
+    const failures: string[] = [];
+    const restarts: string[] = [];
+    const t = new SileroInferenceThread(sharedSileroSession().modelPath, (m) => failures.push(m), { restart, onRestart: (m) => restarts.push(m), now: () => clock.now });
+    threads.push(t);
+    expect(await t.ready).toBe(true);
+    return { t, clock, failures, restarts };
+  }
+  /** Kills the worker as a crash would (it is idle: no native call under way), and waits until the thread knows. */
+  const kill = async (t: SileroInferenceThread) => {
+    await workerOf(t).terminate();
+    await until(() => !t.available);
+  };
+  const score = (t: SileroInferenceThread) => t.run(8000, 1, new Float32Array(sileroInputLength(8000)), new Float32Array(SILERO_STATE_LENGTH));
+
+  it('backs off (the delay doubles) and stops restarting after maxRestarts deaths within the window, saying so once', async () => {
+    const { t, clock, failures, restarts } = await restartingThread({ delayMs: 20, maxRestarts: 2, windowMs: 60_000 });
+    await kill(t);
+    expect(t.restartPending).toBe(true);
+    await expect(score(t)).rejects.toThrow(/failed/);
+    await until(() => t.available);
+    clock.now = 1000;
+    await kill(t);
+    await until(() => t.available);
+    expect((await score(t)).failed).toBeNull(); // scoring there again
+    clock.now = 2000;
+    await kill(t);
+    expect(t.restartPending).toBe(false);
+    await new Promise((r) => setTimeout(r, 100)); // past every back-off: nothing starts
+    expect(t.available).toBe(false);
+    expect(t.stats).toEqual({ started: 3, restarted: 2, gaveUp: true });
+    expect(failures.map((m) => m.replace(/^.*; /, ''))).toEqual([
+      'calls are scored on the event loop, the thread starts again in 20 ms',
+      'calls are scored on the event loop, the thread starts again in 40 ms',
+      'not started again: it was restarted 2 times within 60 s, so calls stay on the event loop for the rest of the process\'s life',
+    ]);
+    expect(restarts).toHaveLength(2);
+    await expect(score(t)).rejects.toThrow(/failed/);
+  });
+
+  it('forgets deaths older than the window: a thread that dies now and then comes back every time', async () => {
+    const { t, clock, failures } = await restartingThread({ delayMs: 20, maxRestarts: 1, windowMs: 1000 });
+    for (const at of [0, 1500, 3000]) {
+      clock.now = at;
+      await kill(t);
+      await until(() => t.available);
+    }
+    expect(failures.every((m) => m.endsWith('starts again in 20 ms'))).toBe(true); // no back-off across windows
+    clock.now = 3500; // the second death in one window
+    await kill(t);
+    expect(t.stats).toEqual({ started: 4, restarted: 3, gaveUp: true });
+  });
+
+  it('restarts in a process whose main thread never loaded onnxruntime (the thread holds the binding loaded itself)', async () => {
+    const out = await runNode([distFile('test/support/silero-restart.child.js')], {});
+    expect(out.stderr).not.toContain('self-register');
+    expect(out.code).toBe(0);
+    const r = JSON.parse(out.stdout.trim()) as { restarted: boolean; failures: string[]; scored: number };
+    expect(r).toEqual({ restarted: true, failures: [expect.stringMatching(/stopped: exited with code 1; .* starts again in 10 ms$/)], scored: 1 });
+  });
+
+  it('close() while a restart waits calls it off: no worker starts, nothing is left running', async () => {
+    const { t } = await restartingThread({ delayMs: 50 });
+    await kill(t);
+    expect(t.restartPending).toBe(true);
+    await t.close();
+    expect(t.restartPending).toBe(false);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(t.stats.started).toBe(1);
+    expect(t.available).toBe(false);
+  });
+
+  it('close() while the restarted worker loads its model lets it finish loading and end (never terminated in native code)', async () => {
+    const { t } = await restartingThread({ delayMs: 10 });
+    const first = workerOf(t);
+    await kill(t);
+    await until(() => t.stats.started === 2, 1);
+    const second = workerOf(t) as unknown as { once(e: 'exit', f: (code: number) => void): void };
+    expect(second).not.toBe(first);
+    let exitCode = -1;
+    second.once('exit', (code) => (exitCode = code));
+    await t.close();
+    expect(exitCode).toBe(0); // it ended by itself after 'stop', not by terminate() (1)
+    expect(t.stats.restarted).toBe(0);
+    expect(t.available).toBe(false);
   });
 });
 
@@ -463,6 +578,176 @@ describe('the batcher with an asynchronous offload', () => {
     expect(a.probabilities).toHaveLength(3);
     expect(o.sizes).toEqual([1, 1]);
     reference(pcm, 3).forEach((p, i) => expect(Math.abs(a.probabilities[i] - p)).toBeLessThan(1e-5));
+  });
+});
+
+describe('a client callback that throws', () => {
+  const len = sileroInputLength(8000);
+  /** A client that records its scores, throws `error` from its first `scored` (after asking for its next window when `batcher` is given). */
+  function thrower(error: Error, batcher?: SileroBatcher) {
+    const scores: number[] = [];
+    const threw: unknown[] = [];
+    const client: SileroBatchClient = {
+      sampleRate: 8000, input: new Float32Array(len).fill(0.1), state: new Float32Array(SILERO_STATE_LENGTH),
+      scored: (p) => {
+        scores.push(p);
+        if (scores.length === 1) {
+          batcher?.request(client);
+          throw error;
+        }
+      },
+      failed: () => scores.push(-1),
+      callbackThrew: (e) => threw.push(e),
+    };
+    return { client, scores, threw };
+  }
+  const quiet = () => {
+    const scores: number[] = [];
+    const client: SileroBatchClient = { sampleRate: 8000, input: new Float32Array(len), state: new Float32Array(SILERO_STATE_LENGTH), scored: (p) => scores.push(p), failed: () => scores.push(-1) };
+    return { client, scores };
+  };
+  /** Collects the process's unhandled rejections while `body` runs (a throw from the offload's answer was one). */
+  async function unhandledDuring(body: () => Promise<void>): Promise<unknown[]> {
+    const seen: unknown[] = [];
+    const listener = (reason: unknown) => seen.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      await body();
+      await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+    return seen;
+  }
+
+  it('in a batch answered by the offload is reported; the others of the batch get theirs; the batcher goes on', async () => {
+    const o = deferredOffload(sharedSileroSession());
+    const reported: unknown[] = [];
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 60_000, awaitLiveMs: 0 }, undefined, o.offload, (e) => reported.push(e));
+    const bug = new Error('listener bug');
+    const a = thrower(bug, batcher);
+    const b = quiet();
+    const c = quiet();
+    const unhandled = await unhandledDuring(async () => {
+      batcher.request(a.client);
+      batcher.request(b.client);
+      batcher.request(c.client);
+      batcher.flush();
+      await o.answer();
+    });
+    expect(unhandled).toEqual([]);
+    expect(reported).toEqual([bug]);
+    expect(a.threw).toEqual([bug]);
+    expect(a.scores).toHaveLength(1);
+    expect(b.scores).toHaveLength(1);
+    expect(c.scores).toHaveLength(1);
+    expect(batcher.waitingWindows).toBe(0); // the window a asked for before throwing was withdrawn
+    expect(batcher.batchInFlight).toBe(false);
+    // the batcher goes on, the client that threw included
+    batcher.request(a.client);
+    batcher.request(b.client);
+    batcher.flush();
+    await o.answer();
+    expect(a.scores).toHaveLength(2);
+    expect(b.scores).toHaveLength(2);
+    expect(o.sizes).toEqual([3, 2]);
+  });
+
+  it('in a batch scored inline from the batch timer is reported, not an uncaught exception; the others get theirs', async () => {
+    const reported: unknown[] = [];
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 5, awaitLiveMs: 0 }, undefined, null, (e) => reported.push(e));
+    const bug = new Error('listener bug');
+    const a = thrower(bug, batcher);
+    const b = quiet();
+    batcher.request(a.client);
+    batcher.request(b.client);
+    await until(() => b.scores.length === 1); // the timer's flush
+    expect(reported).toEqual([bug]);
+    expect(a.threw).toEqual([bug]);
+    expect(batcher.waitingWindows).toBe(0);
+    batcher.request(a.client);
+    batcher.request(b.client);
+    await until(() => b.scores.length === 2);
+    expect(a.scores).toHaveLength(2);
+    expect(reported).toHaveLength(1);
+  });
+
+  it('a reporter or a client recovery that throws too is contained (reported, or ignored for the reporter)', async () => {
+    const o = deferredOffload(sharedSileroSession());
+    const reported: unknown[] = [];
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 60_000, awaitLiveMs: 0 }, undefined, o.offload, (e) => {
+      reported.push(e);
+      throw new Error('the logger is broken too');
+    });
+    const a = thrower(new Error('listener bug'));
+    a.client.callbackThrew = () => {
+      throw new Error('recovery bug');
+    };
+    const b = quiet();
+    const unhandled = await unhandledDuring(async () => {
+      batcher.request(a.client);
+      batcher.request(b.client);
+      batcher.flush();
+      await o.answer();
+    });
+    expect(unhandled).toEqual([]);
+    expect(reported.map((e) => (e as Error).message)).toEqual(['listener bug', 'recovery bug']);
+    expect(b.scores).toHaveLength(1);
+  });
+
+  /** Speech, a second of digital silence, speech again. */
+  const twoUtterances = () => {
+    const first = readAudioFixture('yes-i-will-attend').samples;
+    const second = readAudioFixture('hello-who-is-this').samples;
+    const pcm = new Int16Array(first.length + 8000 + second.length);
+    pcm.set(first);
+    pcm.set(second, first.length + 8000);
+    return pcm;
+  };
+
+  it.each([
+    ['on the inference thread', 'thread'],
+    ['inline, from the batch timer', 'inline'],
+  ] as const)('in a detector\'s listener (%s): that detector starts afresh, the other call\'s events are untouched', async (_label, inference) => {
+    const reported: unknown[] = [];
+    const f = new SileroVoiceActivityDetectorFactory({ inference, maxWaitMs: 16, awaitLiveMs: 0, onCallbackError: (e) => reported.push(e) });
+    factories.push(f);
+    f.warmUp();
+    if (inference === 'thread') expect(await f.inferenceThread!.ready).toBe(true);
+    const pcm = twoUtterances();
+    const other = readAudioFixture('barge-in-long').samples;
+    const buggyEvents: VadEvent[] = [];
+    let thrown = false;
+    let inferredAtThrow = 0;
+    const buggy = f.create({ sampleRate: 8000, onEvent: (e) => {
+      if (!thrown) {
+        thrown = true;
+        inferredAtThrow = buggy.counts.inferred;
+        throw new Error('listener bug');
+      }
+      buggyEvents.push(e);
+    } }) as SileroVoiceActivityDetector;
+    const otherEvents: VadEvent[] = [];
+    const fine = f.create({ sampleRate: 8000, onEvent: (e) => otherEvents.push(e) }) as SileroVoiceActivityDetector;
+    const longest = Math.max(pcm.length, other.length);
+    for (let i = 0, frame = 0; i < longest; i += 160, frame++) {
+      if (i < pcm.length) buggyEvents.push(...buggy.push(pcm.subarray(i, i + 160)));
+      if (i < other.length) otherEvents.push(...fine.push(other.subarray(i, i + 160)));
+      if (frame % 8 === 7) {
+        await new Promise((r) => setTimeout(r, 20)); // the batch timer fires (16 ms)
+        await f.settled();
+      }
+    }
+    await f.settled();
+    expect(thrown).toBe(true);
+    expect(reported.map((e) => (e as Error).message)).toEqual(['listener bug']);
+    expect(otherEvents).toEqual(aloneEvents(other));
+    if (inference === 'thread') expect(f.sharedBatcher.stats.offloaded).toBeGreaterThan(0);
+    // the buggy call's detector went on, afresh: after the silence its events are the reference's
+    expect(buggy.counts.inferred).toBeGreaterThan(inferredAtThrow + 10);
+    const reference = aloneEvents(pcm);
+    expect(buggyEvents.slice(-2)).toEqual(reference.slice(-2));
+    expect(reference.slice(-2).map((e) => e.type)).toEqual(['speech_start', 'speech_stop']);
   });
 });
 

@@ -4,7 +4,7 @@ import { ENERGY_VAD_SPEECH_DBFS } from '../../core/voice/energy-vad.js';
 import { DeferredScoreVoiceActivityDetector } from '../../core/voice/vad-hysteresis.js';
 import { SILERO_BATCH_DEFAULTS, SileroBatcher, type SileroBatchClient, type SileroBatchSettings } from './silero-batcher.js';
 import { SILERO_CONTEXT_SAMPLES, SILERO_STATE_LENGTH, defaultSileroModelPath, sharedSileroSession, sileroInputLength, type SileroSession } from './silero-session.js';
-import { SileroInferenceThread } from './silero-thread.js';
+import { SileroInferenceThread, type SileroThreadRestartPolicy } from './silero-thread.js';
 
 /**
  * Silero VAD v5 behind the VoiceActivityDetector port (docs/voice.md "Audio path"): native 32 ms windows (256
@@ -33,8 +33,20 @@ export interface SileroVadSettings extends Partial<SileroBatchSettings> {
    * replays and tests that flush synchronously rely on.
    */
   inference?: 'thread' | 'inline';
-  /** Told once when the inference thread cannot start or stops (calls are then scored inline). */
+  /**
+   * Told when the inference thread cannot start or stops (calls are then scored inline); the message says whether
+   * and when it starts again.
+   */
   onThreadFailure?: (message: string) => void;
+  /** Told when the inference thread is running again after a death (calls are scored there again). */
+  onThreadRestart?: (message: string) => void;
+  /** When a thread that died starts again (default `SILERO_THREAD_RESTART_DEFAULTS`). */
+  threadRestart?: Partial<SileroThreadRestartPolicy>;
+  /**
+   * Told of an error thrown by a detector's listener (`onEvent`, `onWindow`) while the batcher delivered a score;
+   * that detector was reset (it starts afresh), the other calls were not touched. Default: a process warning.
+   */
+  onCallbackError?: (error: unknown) => void;
 }
 
 /** A window cut and waiting for its turn: its level, and its model input unless the gate skips it. */
@@ -71,6 +83,9 @@ export class SileroVoiceActivityDetector extends DeferredScoreVoiceActivityDetec
       state: new Float32Array(SILERO_STATE_LENGTH),
       scored: (p) => this.scored(p, false),
       failed: () => this.scored(-1, true),
+      // a listener threw while this call's score was delivered: the hysteresis and the model state may be half
+      // stepped, so the detector starts afresh, as after reset() (its windows waiting are dropped)
+      callbackThrew: () => this.reset(),
     };
   }
 
@@ -155,12 +170,17 @@ export class SileroVoiceActivityDetectorFactory implements VoiceActivityDetector
     if (!this.batcher) {
       const modelPath = this.settings.modelPath ?? defaultSileroModelPath();
       const session = sharedSileroSession(modelPath);
-      if (this.settings.inference === 'thread') this.thread = new SileroInferenceThread(modelPath, this.settings.onThreadFailure);
+      if (this.settings.inference === 'thread') {
+        this.thread = new SileroInferenceThread(modelPath, this.settings.onThreadFailure, {
+          ...(this.settings.onThreadRestart ? { onRestart: this.settings.onThreadRestart } : {}),
+          ...(this.settings.threadRestart ? { restart: this.settings.threadRestart } : {}),
+        });
+      }
       this.batcher = new SileroBatcher(session, {
         maxWaitMs: this.settings.maxWaitMs ?? SILERO_BATCH_DEFAULTS.maxWaitMs,
         maxBatch: this.settings.maxBatch ?? SILERO_BATCH_DEFAULTS.maxBatch,
         awaitLiveMs: this.settings.awaitLiveMs ?? SILERO_BATCH_DEFAULTS.awaitLiveMs,
-      }, undefined, this.thread);
+      }, undefined, this.thread, this.settings.onCallbackError);
     }
     return this.batcher.session;
   }
@@ -170,7 +190,10 @@ export class SileroVoiceActivityDetectorFactory implements VoiceActivityDetector
     return this.thread;
   }
 
-  /** Stops the inference thread (the service's stop hook); later batches are scored inline. Idempotent. */
+  /**
+   * Stops the inference thread (the service's stop hook), and any restart of it that was waiting; later batches
+   * are scored inline. Idempotent.
+   */
   async close(): Promise<void> {
     await this.thread?.close();
   }

@@ -23,7 +23,8 @@ export interface VadOptions {
    * Receives, in order, the events that become known after `push` returned: a detector may score its windows
    * later (Silero scores the windows of all calls together, one inference per batch, a few ms after they
    * arrive). Called outside `push`, never re-entrantly. Without a listener such events are returned by the
-   * next `push` instead.
+   * next `push` instead. Should not throw: a detector that scores later may contain the error (Silero reports it
+   * and resets that call's detector, docs/voice.md "Voice activity detection"), not hand it back to the caller.
    */
   onEvent?: (event: VadEvent) => void;
   /**

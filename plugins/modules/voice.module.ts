@@ -68,10 +68,14 @@ export function voiceModule(c: Container, settings: Settings): void {
     init: (d) => {
       if (energyOnly) return new EnergyVoiceActivityDetectorFactory();
       const log = d.logger.child({ component: 'voice' });
-      // Silero on a thread of its own; calls are scored inline, on the event loop, when it cannot start or stops
+      // Silero on a thread of its own; calls are scored inline, on the event loop, when it cannot start or stops,
+      // until it is back (a bounded restart policy: the message says when, or that it stays stopped)
       const silero = new SileroVoiceActivityDetectorFactory({
         inference: settings.voice?.vadInference ?? 'thread',
         onThreadFailure: (message) => log.warn({ vad: 'silero', err: message }, 'the Silero inference thread failed: calls are scored on the event loop'),
+        onThreadRestart: (message) => log.info({ vad: 'silero', detail: message }, 'the Silero inference thread is back: calls are scored there again'),
+        // one call's listener bug resets that call's detector; every other call's VAD goes on
+        onCallbackError: (error) => log.error({ vad: 'silero', err: (error as Error)?.message ?? String(error), stack: (error as Error)?.stack }, 'a voice activity listener threw: its call\'s detector was reset'),
       });
       return new FallbackVadFactory(silero, log);
     },
