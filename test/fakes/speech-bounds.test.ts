@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import WebSocket from 'ws';
-import { MULAW_8K } from '../../core/voice/audio-format.js';
+import { MULAW_8K, concatBytes } from '../../core/voice/audio-format.js';
 import { FakeDeepgramServer } from './deepgram/fake-deepgram-server.js';
 import { encodeSamples, silenceAudio, speechAudio } from './scripted-speech.js';
 import { isVoiced, soundInstants, soundSpan } from './twilio/twilio-media-caller.js';
@@ -11,12 +11,7 @@ function quiet(ms: number): Uint8Array {
   const n = (8000 * ms) / 1000;
   return encodeSamples(Int16Array.from({ length: n }, (_, i) => Math.round(150 * Math.cos((2 * Math.PI * 300 * i) / 8000))), MULAW_8K);
 }
-const concat = (...parts: Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
-  let at = 0;
-  for (const p of parts) { out.set(p, at); at += p.length; }
-  return out;
-};
+const concat = (...parts: Uint8Array[]) => concatBytes(parts);
 
 describe("the bench caller's bounds of its speech (bench/voice.mjs's reference)", () => {
   it('finds where the sound in a frame starts and stops, and when that was for a frame sent at a given instant', () => {
