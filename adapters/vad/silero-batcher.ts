@@ -33,6 +33,14 @@
  * thread restarted): each batch goes wherever is available when it leaves, and a call has one window in the
  * batcher at a time, so its windows stay in order across the switches.
  *
+ * Urgent windows (a barge-in waits on their verdict: `request(client, true)` or `hurry(client)`) do not wait for
+ * others: the batch leaves at once with whatever waits, or, while a batch is in flight, as soon as its answer is
+ * in. And they do not depend on the thread alone: an urgent window still unscored `hedgeMs` after it became urgent
+ * is scored here, inline, at once, whether it waits behind the batch in flight or is in it (that batch's answer for
+ * it is then dropped: the client has moved on). The thread is then late: a full garbage collection's marking on
+ * 2 busy cores stretched its batches from ~5 to 30-76 ms (voice bench, Silero with a streaming STT, 50 barge-ins in
+ * one second); an inline window costs ~1.2 ms of this thread's CPU, paid only by the few windows a decision waits on.
+ *
  * Each client's result is delivered in isolation: a callback that throws (a call's listener bug) is reported to
  * `onCallbackError` with the error, the client's window asked for in that callback (if any) is withdrawn and the
  * client is told (`callbackThrew`: a detector starts afresh, as after `reset()`); the other clients of the batch
@@ -83,6 +91,11 @@ export interface SileroBatchSettings {
    * waiting, the batch runs at once. 0: never early (the batch waits `maxWaitMs`).
    */
   awaitLiveMs: number;
+  /**
+   * An urgent window not scored this long (ms) after it became urgent is scored inline (see the file comment).
+   * Above a batch's usual round trip on the thread (~3-8 ms at 50 calls), so it only acts when the thread is late.
+   */
+  hedgeMs: number;
 }
 
 /** 16 ms: half a window. A window's score (and so a speech_stop) comes at most this much later. */
@@ -91,7 +104,7 @@ export interface SileroBatchSettings {
  * whose frames a busy loop delivered late were taken for quiet and the batches at 20 calls shrank by ~8 % (4.4
  * windows a batch against 4.76 with the fixed wait); with 96 they stayed as large (4.75).
  */
-export const SILERO_BATCH_DEFAULTS: Readonly<SileroBatchSettings> = Object.freeze({ maxWaitMs: 16, maxBatch: 64, awaitLiveMs: 96 });
+export const SILERO_BATCH_DEFAULTS: Readonly<SileroBatchSettings> = Object.freeze({ maxWaitMs: 16, maxBatch: 64, awaitLiveMs: 96, hedgeMs: 10 });
 
 type Rate = 8000 | 16000;
 
@@ -102,6 +115,9 @@ export class SileroBatcher {
   /** When each client last asked for a window (`now()`), while it counts as live (awaitLiveMs). */
   private readonly lastAsked = new Map<SileroBatchClient, number>();
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Urgent tickets not yet scored (their clients may have cancelled since), and the timer that hedges them. */
+  private urgent: Ticket[] = [];
+  private hedgeTimer: ReturnType<typeof setTimeout> | null = null;
   private flushing = false;
   /** A batch is on the offload; another was due meanwhile (it leaves as soon as the answer is in). */
   private inFlight = false;
@@ -112,9 +128,10 @@ export class SileroBatcher {
   readonly settings: SileroBatchSettings;
   /**
    * Batches run, windows scored, and native runs that failed (whole batches and single retries); of the
-   * batches, those scored on the offload, and the batches lost there (then scored inline).
+   * batches, those scored on the offload, and the batches lost there (then scored inline); urgent windows asked
+   * for, and those of them scored inline because the offload was late (`hedged`).
    */
-  readonly stats = { batches: 0, windows: 0, failedRuns: 0, offloaded: 0, lost: 0 };
+  readonly stats = { batches: 0, windows: 0, failedRuns: 0, offloaded: 0, lost: 0, urgent: 0, hedged: 0 };
 
   constructor(
     /** Scores inline: without an offload, while it is not available, and for batches lost there. */
@@ -128,7 +145,7 @@ export class SileroBatcher {
     private readonly onCallbackError: (error: unknown) => void = warnCallbackError,
   ) {
     this.settings = { ...SILERO_BATCH_DEFAULTS, ...settings };
-    if (!(this.settings.maxWaitMs >= 0) || !(this.settings.maxBatch >= 1)) throw new RangeError('Silero batch: maxWaitMs must be ≥ 0 and maxBatch ≥ 1');
+    if (!(this.settings.maxWaitMs >= 0) || !(this.settings.maxBatch >= 1) || !(this.settings.hedgeMs >= 0)) throw new RangeError('Silero batch: maxWaitMs and hedgeMs must be ≥ 0 and maxBatch ≥ 1');
   }
 
   /** Windows waiting to be scored. */
@@ -136,15 +153,19 @@ export class SileroBatcher {
     return this.waiting[8000].length + this.waiting[16000].length;
   }
 
-  /** Queues `client`'s current window. A client must not ask again before its `scored` / `failed`. */
-  request(client: SileroBatchClient): void {
+  /**
+   * Queues `client`'s current window; `urgent`: a decision waits on its verdict (see the file comment). A client
+   * must not ask again before its `scored` / `failed`.
+   */
+  request(client: SileroBatchClient, urgent = false): void {
     if (this.active.has(client)) throw new Error('a Silero client asked for a second window before the first was scored');
     const ticket: Ticket = { client };
     this.active.set(client, ticket);
     this.waiting[client.sampleRate].push(ticket);
     if (this.settings.awaitLiveMs > 0) this.lastAsked.set(client, this.now());
-    if (this.flushing) return; // the running flush takes it next
-    if (this.settings.maxWaitMs === 0 || this.waiting[client.sampleRate].length >= this.settings.maxBatch || this.everyLiveClientWaits()) this.flush();
+    if (urgent) this.markUrgent(ticket);
+    if (this.flushing) return; // the running flush takes it next (or, in an answer's callbacks, the next batch at once)
+    if (urgent || this.settings.maxWaitMs === 0 || this.waiting[client.sampleRate].length >= this.settings.maxBatch || this.everyLiveClientWaits()) this.flush();
     else if (this.timer === null) {
       this.timer = setTimeout(() => this.flush(), this.settings.maxWaitMs);
       this.timer.unref?.();
@@ -169,6 +190,62 @@ export class SileroBatcher {
     return true;
   }
 
+  /**
+   * `client`'s window (waiting or in flight) became urgent: as if asked for with `urgent` (a window waiting leaves
+   * now; the hedge covers it from now). Nothing when it has none, or it is urgent already.
+   */
+  hurry(client: SileroBatchClient): void {
+    const ticket = this.active.get(client);
+    if (!ticket || ticket.urgentAt !== undefined) return;
+    this.markUrgent(ticket);
+    if (!this.flushing && !ticket.sent) this.flush();
+  }
+
+  private markUrgent(ticket: Ticket): void {
+    ticket.urgentAt = this.now();
+    this.stats.urgent++;
+    // inline, the window is scored during this flush: nothing to hedge
+    if (!this.offload) return;
+    this.urgent.push(ticket);
+    this.armHedge();
+  }
+
+  /** The hedge timer, for the oldest urgent ticket still unscored (none: no timer). */
+  private armHedge(): void {
+    if (this.hedgeTimer !== null) return;
+    this.urgent = this.urgent.filter((t) => this.active.get(t.client) === t);
+    if (this.urgent.length === 0) return;
+    const wait = Math.max(0, this.urgent[0].urgentAt! + this.settings.hedgeMs - this.now());
+    this.hedgeTimer = setTimeout(() => {
+      this.hedgeTimer = null;
+      this.hedge();
+    }, wait);
+    this.hedgeTimer.unref?.();
+  }
+
+  /**
+   * Scores inline every urgent ticket still unscored `hedgeMs` after it became urgent (withdrawn from the waiting
+   * list, or left in its batch in flight, whose answer for it is then dropped), then re-arms for the others.
+   */
+  private hedge(): void {
+    const now = this.now();
+    const live = this.urgent.filter((t) => this.active.get(t.client) === t);
+    const due = live.filter((t) => now - t.urgentAt! >= this.settings.hedgeMs);
+    this.urgent = live.filter((t) => !due.includes(t));
+    for (const rate of [8000, 16000] as const) {
+      const batch = due.filter((t) => t.client.sampleRate === rate);
+      if (batch.length === 0) continue;
+      const list = this.waiting[rate];
+      for (const t of batch) {
+        const i = list.indexOf(t);
+        if (i >= 0) list.splice(i, 1);
+      }
+      this.stats.hedged += batch.length;
+      this.deliver(() => this.score(rate, batch));
+    }
+    this.armHedge();
+  }
+
   /** Whether a batch is on the offload now. */
   get batchInFlight(): boolean {
     return this.inFlight;
@@ -191,6 +268,7 @@ export class SileroBatcher {
     const ticket = this.active.get(client);
     if (!ticket) return;
     this.active.delete(client);
+    if (ticket.urgentAt !== undefined) this.urgent = this.urgent.filter((t) => t !== ticket);
     const list = this.waiting[client.sampleRate];
     const i = list.indexOf(ticket);
     if (i >= 0) list.splice(i, 1);
@@ -337,11 +415,16 @@ export class SileroBatcher {
     for (const resolve of this.idleWaiters.splice(0)) resolve();
     if (this.waitingWindows === 0) return;
     const full = this.waiting[8000].length >= this.settings.maxBatch || this.waiting[16000].length >= this.settings.maxBatch;
-    if (this.due || this.settings.maxWaitMs === 0 || full || this.everyLiveClientWaits()) this.flush();
+    if (this.due || this.settings.maxWaitMs === 0 || full || this.urgentWaits() || this.everyLiveClientWaits()) this.flush();
     else if (this.timer === null) {
       this.timer = setTimeout(() => this.flush(), this.settings.maxWaitMs);
       this.timer.unref?.();
     }
+  }
+
+  /** Whether an urgent window waits (not sent): it leaves with the next batch at once. */
+  private urgentWaits(): boolean {
+    return this.urgent.some((t) => !t.sent && this.active.get(t.client) === t);
   }
 
   private wakeIdle(): void {
@@ -420,4 +503,6 @@ interface Ticket {
   readonly client: SileroBatchClient;
   /** On the offload (the batch it is in was sent). */
   sent?: boolean;
+  /** When it became urgent (`now()`), if it did. */
+  urgentAt?: number;
 }

@@ -579,6 +579,73 @@ describe('the batcher with an asynchronous offload', () => {
     expect(o.sizes).toEqual([1, 1]);
     reference(pcm, 3).forEach((p, i) => expect(Math.abs(a.probabilities[i] - p)).toBeLessThan(1e-5));
   });
+
+  it('an urgent window leaves at once: it waits neither for the timer nor for other windows; in flight, it leaves with the answer', async () => {
+    const o = deferredOffload(sharedSileroSession());
+    // no early batches, timers that never fire here: only urgency sends
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 60_000, awaitLiveMs: 0, hedgeMs: 60_000 }, undefined, o.offload);
+    const pcm = readAudioFixture('barge-in-long').samples;
+    const [a, b, c] = [player(pcm), player(pcm), player(pcm)];
+    batcher.request(a.client);
+    expect(o.sizes).toEqual([]);
+    batcher.request(b.client, true);
+    expect(o.sizes).toEqual([2]); // b at once, a with it
+    await o.answer();
+    batcher.request(a.client);
+    batcher.flush();
+    batcher.request(b.client, true); // a batch is in flight: b leaves as soon as its answer is in
+    expect(o.sizes).toEqual([2, 1]);
+    await o.answer();
+    expect(o.sizes).toEqual([2, 1, 1]);
+    await o.answer();
+    batcher.request(c.client);
+    expect(o.sizes).toHaveLength(3);
+    batcher.hurry(c.client); // a window already waiting becomes urgent
+    expect(o.sizes).toEqual([2, 1, 1, 1]);
+    await o.answer();
+    expect([a.probabilities.length, b.probabilities.length, c.probabilities.length]).toEqual([2, 2, 1]);
+    reference(pcm, 2).forEach((p, i) => expect(Math.abs(b.probabilities[i] - p)).toBeLessThan(1e-5));
+    expect(batcher.stats).toMatchObject({ urgent: 3, hedged: 0 });
+    // without an offload, an urgent window is scored during the request
+    const inline = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 60_000, awaitLiveMs: 0 });
+    const d = player(pcm);
+    inline.request(d.client, true);
+    expect(d.probabilities).toHaveLength(1);
+  });
+
+  it('an urgent window the offload is late with is scored here after hedgeMs, waiting or in flight; the late answer is not delivered twice', async () => {
+    const o = deferredOffload(sharedSileroSession());
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 60_000, awaitLiveMs: 0, hedgeMs: 5 }, undefined, o.offload);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const pcm = readAudioFixture('barge-in-long').samples;
+    const [a, b, other, gone] = [player(pcm), player(pcm), player(pcm), player(pcm)];
+    batcher.request(other.client);
+    batcher.flush(); // in flight, unanswered
+    batcher.request(a.client, true); // waits behind it
+    batcher.request(gone.client, true);
+    batcher.cancel(gone.client); // withdrawn before its hedge: never scored
+    expect(o.sizes).toEqual([1]);
+    await sleep(40);
+    expect(a.probabilities).toHaveLength(1); // scored here: the offload never answered
+    expect(gone.probabilities).toEqual([]);
+    expect(batcher.stats.hedged).toBe(1);
+    expect(batcher.waitingWindows).toBe(0);
+    await o.answer();
+    expect(other.probabilities).toHaveLength(1);
+    batcher.request(b.client, true); // leaves at once ...
+    expect(o.sizes).toEqual([1, 1]);
+    await sleep(40);
+    expect(b.probabilities).toHaveLength(1); // ... and is scored here when the answer is late
+    batcher.request(b.client); // its next window, with the state of the inline score
+    batcher.flush(); // due: the old batch is still away
+    await o.answer(); // the old batch's answer for b: dropped (b moved on)
+    expect(b.probabilities).toHaveLength(1);
+    await o.answer();
+    expect(b.probabilities).toHaveLength(2);
+    reference(pcm, 2).forEach((p, i) => expect(Math.abs(b.probabilities[i] - p)).toBeLessThan(1e-5));
+    expect(Math.abs(a.probabilities[0] - reference(pcm, 1)[0])).toBeLessThan(1e-5);
+    expect(batcher.stats.hedged).toBe(2);
+  });
 });
 
 describe('a client callback that throws', () => {

@@ -320,6 +320,34 @@ describe('batched inference', () => {
   });
 });
 
+describe('expedite: a call whose next verdicts a decision waits on', () => {
+  it('has its windows scored as soon as they are cut (those waiting first), and batched again once it is off', () => {
+    // inline batches that run only on flush (no early batches, a timer that never fires here)
+    const f = new SileroVoiceActivityDetectorFactory({ maxWaitMs: 60_000, awaitLiveMs: 0 });
+    const pcm = readAudioFixture('barge-in-long').samples;
+    const { d, events, push } = listening(f);
+    const reference = feed(factory.create({ sampleRate: 8000 }), pcm);
+    const frames = (from: number, to: number) => {
+      for (let i = from; i < to; i += 160) push(pcm.subarray(i, i + 160));
+    };
+    frames(0, 4000); // half a second: its windows wait
+    expect(d.counts.inferred).toBe(0);
+    d.expedite(true); // the waiting ones are scored now
+    const cut = Math.floor(4000 / 256);
+    expect(d.counts.inferred + d.counts.gated).toBe(cut);
+    frames(4000, 6400); // and each new one during its push
+    expect(d.counts.inferred + d.counts.gated).toBe(Math.floor(6400 / 256));
+    d.expedite(false);
+    frames(6400, pcm.length);
+    expect(d.counts.inferred + d.counts.gated).toBe(Math.floor(6400 / 256)); // they wait again
+    f.flush();
+    expect(d.counts.inferred + d.counts.gated).toBe(Math.floor(pcm.length / 256));
+    // the same verdicts and events as scoring each window at once
+    expect(events).toEqual(reference);
+    expect(f.sharedBatcher.stats.urgent).toBeGreaterThan(0);
+  });
+});
+
 describe('early batches: as soon as every call in speech has its window waiting', () => {
   /**
    * A batcher on a fake clock and a fake runtime (every window scores 0.9; runs and their sizes counted);

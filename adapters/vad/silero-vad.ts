@@ -63,6 +63,8 @@ export class SileroVoiceActivityDetector extends DeferredScoreVoiceActivityDetec
   private readonly spareRows: Float32Array[] = [];
   private readonly client: SileroBatchClient & { input: Float32Array };
   private scoring = false;
+  /** `expedite(true)`: this call's windows are urgent (the batcher scores them at once; see silero-batcher.ts). */
+  private urgent = false;
   private gatedRun = 0;
   /** Windows scored by the model / skipped by the gate / whose inference failed (scored by loudness). */
   readonly counts = { inferred: 0, gated: 0, failed: 0 };
@@ -119,8 +121,17 @@ export class SileroVoiceActivityDetector extends DeferredScoreVoiceActivityDetec
       }
       this.scoring = true;
       this.client.input = head.row;
-      this.batcher.request(this.client); // may score at once (and drain further from there)
+      this.batcher.request(this.client, this.urgent); // may score at once (and drain further from there)
     }
+  }
+
+  /**
+   * While on, each window is scored as soon as it is cut: the batch leaves at once, and a window the inference
+   * thread is late with is scored inline (the batcher's hedge). The window waiting now, if any, is hurried too.
+   */
+  expedite(on: boolean): void {
+    this.urgent = on;
+    if (on && this.scoring) this.batcher.hurry(this.client);
   }
 
   private scored(p: number, failed: boolean): void {
@@ -180,6 +191,7 @@ export class SileroVoiceActivityDetectorFactory implements VoiceActivityDetector
         maxWaitMs: this.settings.maxWaitMs ?? SILERO_BATCH_DEFAULTS.maxWaitMs,
         maxBatch: this.settings.maxBatch ?? SILERO_BATCH_DEFAULTS.maxBatch,
         awaitLiveMs: this.settings.awaitLiveMs ?? SILERO_BATCH_DEFAULTS.awaitLiveMs,
+        hedgeMs: this.settings.hedgeMs ?? SILERO_BATCH_DEFAULTS.hedgeMs,
       }, undefined, this.thread, this.settings.onCallbackError);
     }
     return this.batcher.session;

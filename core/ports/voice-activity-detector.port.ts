@@ -59,6 +59,13 @@ export interface VoiceActivityDetector {
   close(): void;
   /** True while the detector is inside speech, as far as the events delivered so far tell. */
   readonly speaking: boolean;
+  /**
+   * Optional, for a detector that scores later (Silero): while on, this call's windows are scored as soon as they
+   * are cut, not batched with other calls', at some CPU cost per window; for the few windows a decision waits on
+   * (the barge-in rule, when the caller's speech is about to reach `interruption_min_speech_ms`). Never throws.
+   * A detector that scores during `push` has nothing to hurry and need not have it.
+   */
+  expedite?(on: boolean): void;
 }
 
 export interface VoiceActivityDetectorFactory {

@@ -60,6 +60,32 @@ class BurstDetector extends LateEnergyDetector {
   }
 }
 
+/**
+ * LateEnergyDetector that honours `expedite`: while on, a window is scored as soon as it is cut (as the batcher
+ * sends an urgent window at once), else LATE_MS later. Records each call as [on, stream ms pushed so far].
+ */
+class ExpeditableDetector extends LateEnergyDetector {
+  readonly expedites: Array<[boolean, number]> = [];
+  private urgent = false;
+  /** Stream ms pushed so far (before the frame being pushed). */
+  pushedMs = 0;
+  override push(pcm: Int16Array) {
+    this.pushedMs += pcm.length / 8;
+    return super.push(pcm);
+  }
+  expedite(on: boolean): void {
+    this.expedites.push([on, this.pushedMs]);
+    this.urgent = on;
+  }
+  protected override acceptWindow(window: Int16Array): void {
+    if (!this.urgent) return super.acceptWindow(window);
+    this.levels.push(rmsDbfs(window));
+    // in order: after the windows still waiting for their late score
+    const level = this.levels.length === 1 ? this.levels.shift() : undefined;
+    if (level !== undefined) this.settle(level >= ENERGY_VAD_SPEECH_DBFS ? 1 : 0);
+  }
+}
+
 function run(late: boolean | ((o: VadOptions, timeline: VirtualTimeline) => VoiceActivityDetector)) {
   const timeline = new VirtualTimeline();
   const t0 = timeline.now();
@@ -152,6 +178,39 @@ describe('VoiceSession with a detector that scores windows later than their audi
     // verdict (a dip, every time) dropped the sustained speech every 100 ms and never let it reach 300 ms
     expect(cut.at - (onset - s.t0)).toBeGreaterThanOrEqual(300);
     expect(cut.at - (onset - s.t0)).toBeLessThanOrEqual(300 + 4 * 32 + LATE_MS + 20);
+  });
+
+  it('asks the detector to hurry only for the barge-in\'s last stretch: the clear comes when the sound reached the minimum, not a batch later', async () => {
+    const sync = await converse(false);
+    const s = run((o, timeline) => new ExpeditableDetector(o, timeline));
+    const untilListening = async () => {
+      await s.timeline.until(() => s.session.state === 'speaking', 30_000);
+      await s.timeline.until(() => s.session.state === 'listening', 30_000);
+    };
+    const at = async (ms: number) => s.timeline.advance(s.t0 + ms - s.timeline.now());
+    await untilListening();
+    await at(4000);
+    s.channel.speak(800); // a turn: nothing to hurry (no barge-in is armed)
+    await at(7000);
+    const d = s.detectors[0] as ExpeditableDetector;
+    expect(d.expedites).toEqual([]);
+    expect(s.session.state).toBe('speaking');
+    const onsetStream = d.pushedMs; // the speech starts with the next frame
+    s.channel.speak(700); // talks over the reply
+    await s.timeline.until(() => s.channel.clears.length > 0, 3000);
+    // on once, when the loud run was within two windows (64 ms) of 300 ms; off when the barge-in was decided
+    expect(d.expedites.map(([on]) => on)).toEqual([true, false]);
+    const [[, onAt], [, offAt]] = d.expedites;
+    // (told before the frame is pushed: the windows that frame completes are the first urgent ones)
+    expect(onAt + 20 - onsetStream).toBeGreaterThanOrEqual(300 - 64);
+    expect(onAt + 20 - onsetStream).toBeLessThan(300 - 64 + 20); // the first frame past it
+    expect(offAt - onsetStream).toBeGreaterThanOrEqual(300);
+    expect(offAt - onsetStream).toBeLessThan(300 + 20);
+    // decided at the same instant as with a detector that scores during the push: the late score did not delay it
+    const cut = (r: typeof sync) => r.seen.filter((x) => x.type === 'interruption')[0].at;
+    expect(cut(s)).toBe(cut(sync));
+    const unhurried = await converse(true);
+    expect(cut(unhurried)).toBeGreaterThan(cut(sync));
   });
 
   it('the session closes its detector when the call ends: no event after the end', async () => {

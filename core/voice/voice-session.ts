@@ -55,6 +55,7 @@ import { ReusedMulawDecoder } from './g711.js';
 import { type HeardSegment, type Playout, type PlayoutPacer, type Segment } from './playout-pacer.js';
 import { SentenceChunker } from './sentence-chunker.js';
 import { SustainedSpeech } from './sustained-speech.js';
+import { VAD_WINDOW_MS } from './vad-hysteresis.js';
 import { TranscriptBuilder } from './transcript-builder.js';
 import { TurnMetricsCollector } from './turn-metrics.js';
 import { VoiceSessionEvents, type TurnLatency, type VoiceState } from './voice-session-events.js';
@@ -76,6 +77,13 @@ const UTTERANCE_KEEP_MS = 1000;
  * a reply that long is not worth resuming, and the buffer stays bounded).
  */
 export const MUTED_REPLY_MAX_CHARS = 2000;
+/**
+ * The barge-in's last stretch: once the caller's armed speech is this close to `interruptionMinSpeechMs` (as its
+ * loud frames count it), the VAD is asked to score its windows at once (`VoiceActivityDetector.expedite`): the
+ * verdict on one of them decides the `clear`. Two VAD windows: the one that completes the duration and the one
+ * before it (frames are 20 ms, windows 32 ms, so either can be the one).
+ */
+const BARGE_IN_EXPEDITE_MS = 2 * VAD_WINDOW_MS;
 
 export interface VoiceSessionOptions {
   /** Names marks and log lines (the call's id). */
@@ -256,6 +264,8 @@ export class VoiceSession {
   private readonly sustained = new SustainedSpeech();
   /** The caller's speech during the agent's audio may interrupt it (the node allowed it at its onset). */
   private bargeInArmed = false;
+  /** What the VAD was last told with `expedite` (BARGE_IN_EXPEDITE_MS). */
+  private vadExpedited = false;
   /** The caller's words heard since the armed speech began (settled ones, then the current hypothesis). */
   private bargeFinals: string[] = [];
   private bargeInterim = '';
@@ -414,6 +424,7 @@ export class VoiceSession {
     // on the audio's own clock (stream time), not arrival time: frames delayed by a busy event loop and then
     // delivered together must not make a 200 ms cough look longer than it is
     this.sustained.push(pcm, this.vadStreamMs, pcm.length / 8);
+    this.expediteVad(this.bargeInArmed && this.bargeHeldOnsetMs === undefined && this.bargeInNear());
     // the verdicts scored during this push go to `sustained` through onVadWindow
     this.pushingToVad = true;
     let events: VadEvent[];
@@ -643,8 +654,25 @@ export class VoiceSession {
     return this.wordsLateSeen && !this.wordsInTimeSeen;
   }
 
+  /**
+   * Whether the caller's current run of loud frames (from its onset to the audio pushed so far) is within
+   * BARGE_IN_EXPEDITE_MS of `interruptionMinSpeechMs`: the VAD's next verdicts decide the barge-in.
+   */
+  private bargeInNear(): boolean {
+    const start = this.sustained.startMs;
+    return start !== undefined && this.vadStreamMs - start >= this.settings.interruptionMinSpeechMs - BARGE_IN_EXPEDITE_MS;
+  }
+
+  /** Tells the VAD to score this call's windows at once (`on`) or batched as usual, when that changes. */
+  private expediteVad(on: boolean): void {
+    if (on === this.vadExpedited) return;
+    this.vadExpedited = on;
+    this.vad.expedite?.(on);
+  }
+
   /** Forgets the armed speech (it stopped, interrupted, or a new one began). */
   private disarmBargeIn(): void {
+    this.expediteVad(false);
     this.bargeInArmed = false;
     this.bargeFinals = [];
     this.bargeInterim = '';
