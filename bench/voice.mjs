@@ -430,6 +430,11 @@ async function main() {
     loopDelay.enable();
     const gc = gcPauses();
     const cpu0 = process.cpuUsage();
+    const batcherStats = () => {
+      const f = container.get(Symbol.for('callplane.VoiceActivityDetectorFactory'));
+      return f.kind === 'silero' ? { ...f.primary.sharedBatcher.stats } : null;
+    };
+    const batcher0 = batcherStats();
     const main0 = mainThreadCpuMs();
     const t0 = performance.now();
     const serviceLag = process.env.BENCH_VOICE_DEBUG ? lagTimeline(t0) : null;
@@ -497,6 +502,9 @@ async function main() {
       event_loop_delay_p99_ms: round(loopDelay.percentile(99) / 1e6),
       callers_worker_event_loop_p99_ms: round(done.workerLoopP99Ms),
       service_gc: gcStats,
+      // Silero's batcher during the calls: windows scored, batches (and of them on the inference thread), urgent
+      // windows (a barge-in's last two: scored at once) and of those scored inline because the thread was late
+      ...(batcher0 ? { vad_batcher: Object.fromEntries(['windows', 'batches', 'offloaded', 'urgent', 'hedged', 'lost'].map((k) => [k, batcherStats()[k] - batcher0[k]])) } : {}),
       // the service alone (main thread; the callers and fakes run on the worker): robust to other load on the machine
       service_main_thread_cpu_ms_per_call: mainCpu === null ? null : round(mainCpu / n),
       service_main_thread_cpu_percent_of_core_per_call: mainCpu === null ? null : Math.round((1000 * mainCpu) / wall / n) / 10,

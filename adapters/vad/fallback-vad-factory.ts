@@ -12,7 +12,8 @@ export class FallbackVadFactory implements VoiceActivityDetectorFactory {
   private chosen: VoiceActivityDetectorFactory | null = null;
 
   constructor(
-    private readonly primary: VoiceActivityDetectorFactory & { warmUp(): unknown; close?(): Promise<void> },
+    /** The detector calls get when it loads (Silero); public for the voice benchmark, which reads its batcher's stats. */
+    readonly primary: VoiceActivityDetectorFactory & { warmUp(): unknown; close?(): Promise<void> },
     private readonly log: Logger,
     private readonly fallback: VoiceActivityDetectorFactory = new EnergyVoiceActivityDetectorFactory(),
   ) {}
