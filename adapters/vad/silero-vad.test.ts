@@ -7,6 +7,8 @@ import { SileroBatcher, type SileroBatchClient } from './silero-batcher.js';
 import { SILERO_STATE_LENGTH, sharedSileroSession, sileroInputLength, sileroSessionsCreated, type SileroSession } from './silero-session.js';
 import { SileroVoiceActivityDetector, SileroVoiceActivityDetectorFactory } from './silero-vad.js';
 import { longestSustainedSpeechMs } from '../../test/support/sustained-speech.js';
+import { SOUND_FLOOR_DBFS } from '../../core/voice/energy.js';
+import { SILERO_GATE_DBFS } from './silero-vad.js';
 
 /** Pushes `pcm` in 20 ms frames, as a carrier delivers it (scores synchronously: maxWaitMs 0). */
 function feed(d: { push(p: Int16Array): VadEvent[] }, pcm: Int16Array, frame = 160): VadEvent[] {
@@ -46,6 +48,8 @@ describe('Silero VAD on the speech fixtures', () => {
     expect(longest('cough')).toBeLessThan(300);
     expect(longest('uh-huh')).toBeGreaterThanOrEqual(300);
     expect(longest('mm-hmm')).toBeGreaterThanOrEqual(300);
+    // the barge-in onset's sound floor (core/voice/sustained-speech.ts) is the gate's level: under it, no speech
+    expect(SOUND_FLOOR_DBFS).toBe(SILERO_GATE_DBFS);
   });
 
   it('dates the end of speech where the sound falls under the gate (8 ms blocks), not at the start of the first silent window', () => {

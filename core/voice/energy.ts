@@ -6,6 +6,13 @@
 /** What `rmsDbfs` answers for digital silence instead of -Infinity, so the value stays a finite number. */
 export const SILENCE_DBFS = -100;
 
+/**
+ * The floor of speech (RMS dBFS): quieter audio is not speech to either detector's sound measures. It is the level
+ * of Silero's energy gate (adapters/vad/silero-vad.ts, SILERO_GATE_DBFS: windows under it are scored 0 without
+ * the model), here in core so that core's own measures (the barge-in onset, sustained-speech.ts) use the same line.
+ */
+export const SOUND_FLOOR_DBFS = -50;
+
 /** RMS level of `pcm[start, end)` in dBFS, at least SILENCE_DBFS (also for an empty range). */
 export function rmsDbfs(pcm: Int16Array, start = 0, end = pcm.length): number {
   const from = Math.max(0, start);

@@ -446,6 +446,30 @@ describe('VoiceSession: backchannels, noise and false interruptions', () => {
     expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBeLessThanOrEqual(300 + 100);
   });
 
+  it("a soft onset (the bench's barge-in fixture) is timed from where its sound becomes audible, not from its first loud frame", async () => {
+    // bench/voice.mjs plays barge-in-long without its 500 ms lead: sound (4 ms blocks ≥ -50 dBFS) from 12 ms into
+    // its first frame, which is not loud as a whole; loud from its second frame (core/voice/sustained-speech.ts)
+    const barge = readAudioFixture('barge-in-long').data.subarray(4000, 4000 + 8000);
+    // per-utterance STT, the duration rule alone: 300 ms from 12 ms are complete with the frame ending at 320 (as
+    // when the run was dated at 20: frames come every 20 ms), and the event counts the reaction from 12
+    const u = setup({ utterances: ['Yes, this is Dana.', 'Sorry, what day?'], model: withQuestion });
+    await untilReminderPlays(u, 700);
+    const uQueuedAt = u.timeline.now();
+    u.channel.play(barge);
+    await u.timeline.until(() => u.channel.clears.length > 0, 2000);
+    expect(u.channel.clears[0] - speechStart(u, uQueuedAt)).toBe(320);
+    expect(u.of('interruption')[0].reactionMs).toBe(320 - 12);
+    // a streaming STT whose words have not come: the wait for them ends 300 + 50 ms after the sound began (it
+    // ended at 370, 20 + 350, when the run was dated at its first loud frame)
+    const s = setup({ utterances: ['Yes, this is Dana.', 'Sorry, what day?'], model: withQuestion, interimEveryMs: 600 });
+    await untilReminderPlays(s, 700, 300);
+    const queuedAt = s.timeline.now();
+    s.channel.play(barge);
+    await s.timeline.until(() => s.channel.clears.length > 0, 2000);
+    expect(s.channel.clears[0] - speechStart(s, queuedAt)).toBe(12 + 300 + 50);
+    expect(s.of('interruption')[0].reactionMs).toBe(300 + 50);
+  });
+
   it('no wait for words once this call showed that its STT\'s words come after the wait would end', async () => {
     const s = setup({ utterances: ['Yes, this is Dana.', 'Sorry, what day?'], model: withQuestion, interimEveryMs: 600 });
     // 800 ms of speech whose first interim came 600 ms in: later than 300 + 50, so waiting cannot tell a backchannel
