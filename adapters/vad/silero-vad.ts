@@ -1,5 +1,5 @@
 import type { VadOptions, VoiceActivityDetector, VoiceActivityDetectorFactory } from '../../core/ports/voice-activity-detector.port.js';
-import { rmsDbfs } from '../../core/voice/energy.js';
+import { SOUND_FLOOR_DBFS, rmsDbfs } from '../../core/voice/energy.js';
 import { ENERGY_VAD_SPEECH_DBFS } from '../../core/voice/energy-vad.js';
 import { DeferredScoreVoiceActivityDetector } from '../../core/voice/vad-hysteresis.js';
 import { SILERO_BATCH_DEFAULTS, SileroBatcher, type SileroBatchClient, type SileroBatchSettings } from './silero-batcher.js';
@@ -18,7 +18,7 @@ import { SileroInferenceThread, type SileroThreadRestartPolicy } from './silero-
  * broken runtime leaves calls with an energy VAD instead of a deaf one. Hysteresis (`threshold`,
  * `minSpeechMs`, `minSilenceMs`) is the shared one of core/voice/vad-hysteresis.ts.
  */
-export const SILERO_GATE_DBFS = -50;
+export const SILERO_GATE_DBFS = SOUND_FLOOR_DBFS;
 const FRESH_STATE_AFTER_GATED_WINDOWS = 31; // ~1 s
 
 export interface SileroVadSettings extends Partial<SileroBatchSettings> {
