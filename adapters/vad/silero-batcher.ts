@@ -35,11 +35,15 @@
  *
  * Urgent windows (a barge-in waits on their verdict: `request(client, true)` or `hurry(client)`) do not wait for
  * others: the batch leaves at once with whatever waits, or, while a batch is in flight, as soon as its answer is
- * in. And they do not depend on the thread alone: an urgent window still unscored `hedgeMs` after it became urgent
- * is scored here, inline, at once, whether it waits behind the batch in flight or is in it (that batch's answer for
- * it is then dropped: the client has moved on). The thread is then late: a full garbage collection's marking on
- * 2 busy cores stretched its batches from ~5 to 30-76 ms (voice bench, Silero with a streaming STT, 50 barge-ins in
- * one second); an inline window costs ~1.2 ms of this thread's CPU, paid only by the few windows a decision waits on.
+ * in. And they do not depend on a thread that stalls: when the batch in flight is overdue (out for `hedgeMs` and
+ * three times the thread's usual round trip, an average of the last batches'), the urgent windows still unscored
+ * are scored here, inline, at once, whether they wait behind that batch or are in it (its answer for them is then
+ * dropped: their clients have moved on). A full garbage collection's marking on 2 busy cores stretched the
+ * thread's batches from ~5 to 30-76 ms (voice bench, Silero with a streaming STT, 50 barge-ins in one second). An
+ * inline window costs ~1.2 ms of this thread's CPU: worth it for the few windows a decision waits on when the
+ * thread stalls, not when it is steadily slow because every core is busy (100 calls in lockstep: there the event
+ * loop is as short of CPU as the thread, and hedging half the urgent windows made the clears later, not sooner),
+ * so "overdue" follows the thread's recent round trips.
  *
  * Each client's result is delivered in isolation: a callback that throws (a call's listener bug) is reported to
  * `onCallbackError` with the error, the client's window asked for in that callback (if any) is withdrawn and the
@@ -92,8 +96,9 @@ export interface SileroBatchSettings {
    */
   awaitLiveMs: number;
   /**
-   * An urgent window not scored this long (ms) after it became urgent is scored inline (see the file comment).
-   * Above a batch's usual round trip on the thread (~3-8 ms at 50 calls), so it only acts when the thread is late.
+   * A batch in flight this long (ms), and three times the thread's recent round trip, is overdue: its urgent
+   * windows, and those waiting behind it, are scored inline (see the file comment). Above a batch's usual round
+   * trip on the thread (~1-7 ms at 50 calls), so it acts only when the thread stalls.
    */
   hedgeMs: number;
 }
@@ -118,6 +123,9 @@ export class SileroBatcher {
   /** Urgent tickets not yet scored (their clients may have cancelled since), and the timer that hedges them. */
   private urgent: Ticket[] = [];
   private hedgeTimer: ReturnType<typeof setTimeout> | null = null;
+  /** When the batch in flight was sent (`now()`), and the offload's recent round trip (ms; moving average). */
+  private sentAt = 0;
+  private roundTripMs: number | undefined;
   private flushing = false;
   /** A batch is on the offload; another was due meanwhile (it leaves as soon as the answer is in). */
   private inFlight = false;
@@ -192,17 +200,17 @@ export class SileroBatcher {
 
   /**
    * `client`'s window (waiting or in flight) became urgent: as if asked for with `urgent` (a window waiting leaves
-   * now; the hedge covers it from now). Nothing when it has none, or it is urgent already.
+   * now; the hedge covers it). Nothing when it has none, or it is urgent already.
    */
   hurry(client: SileroBatchClient): void {
     const ticket = this.active.get(client);
-    if (!ticket || ticket.urgentAt !== undefined) return;
+    if (!ticket || ticket.urgent) return;
     this.markUrgent(ticket);
     if (!this.flushing && !ticket.sent) this.flush();
   }
 
   private markUrgent(ticket: Ticket): void {
-    ticket.urgentAt = this.now();
+    ticket.urgent = true;
     this.stats.urgent++;
     // inline, the window is scored during this flush: nothing to hedge
     if (!this.offload) return;
@@ -210,28 +218,33 @@ export class SileroBatcher {
     this.armHedge();
   }
 
-  /** The hedge timer, for the oldest urgent ticket still unscored (none: no timer). */
+  /** How long a batch may be in flight before it is overdue (ms): `hedgeMs`, or 3x the recent round trip. */
+  private get overdueMs(): number {
+    return Math.max(this.settings.hedgeMs, 3 * (this.roundTripMs ?? 0));
+  }
+
+  /** The hedge timer: while a batch is in flight and an urgent window is unscored, for when that batch is overdue. */
   private armHedge(): void {
-    if (this.hedgeTimer !== null) return;
+    if (this.hedgeTimer !== null || !this.inFlight) return;
     this.urgent = this.urgent.filter((t) => this.active.get(t.client) === t);
     if (this.urgent.length === 0) return;
-    const wait = Math.max(0, this.urgent[0].urgentAt! + this.settings.hedgeMs - this.now());
     this.hedgeTimer = setTimeout(() => {
       this.hedgeTimer = null;
       this.hedge();
-    }, wait);
+    }, Math.max(0, this.sentAt + this.overdueMs - this.now()));
     this.hedgeTimer.unref?.();
   }
 
   /**
-   * Scores inline every urgent ticket still unscored `hedgeMs` after it became urgent (withdrawn from the waiting
-   * list, or left in its batch in flight, whose answer for it is then dropped), then re-arms for the others.
+   * When the batch in flight is overdue: scores inline every urgent ticket still unscored (withdrawn from the
+   * waiting list, or left in that batch, whose answer for it is then dropped). Else (another batch left since the
+   * timer was set) waits for that one.
    */
   private hedge(): void {
-    const now = this.now();
-    const live = this.urgent.filter((t) => this.active.get(t.client) === t);
-    const due = live.filter((t) => now - t.urgentAt! >= this.settings.hedgeMs);
-    this.urgent = live.filter((t) => !due.includes(t));
+    if (!this.inFlight) return; // the answer came (the next batch, if any, armed its own)
+    if (this.now() - this.sentAt < this.overdueMs) return this.armHedge();
+    const due = this.urgent.filter((t) => this.active.get(t.client) === t);
+    this.urgent = [];
     for (const rate of [8000, 16000] as const) {
       const batch = due.filter((t) => t.client.sampleRate === rate);
       if (batch.length === 0) continue;
@@ -243,7 +256,6 @@ export class SileroBatcher {
       this.stats.hedged += batch.length;
       this.deliver(() => this.score(rate, batch));
     }
-    this.armHedge();
   }
 
   /** Whether a batch is on the offload now. */
@@ -268,7 +280,7 @@ export class SileroBatcher {
     const ticket = this.active.get(client);
     if (!ticket) return;
     this.active.delete(client);
-    if (ticket.urgentAt !== undefined) this.urgent = this.urgent.filter((t) => t !== ticket);
+    if (ticket.urgent) this.urgent = this.urgent.filter((t) => t !== ticket);
     const list = this.waiting[client.sampleRate];
     const i = list.indexOf(ticket);
     if (i >= 0) list.splice(i, 1);
@@ -327,6 +339,7 @@ export class SileroBatcher {
     for (const ticket of batch) ticket.sent = true;
     this.inFlight = true;
     this.due = false;
+    this.sentAt = this.now();
     // the buffers travel with the batch (and come back with its answer)
     const input = this.input;
     const state = this.state;
@@ -336,11 +349,14 @@ export class SileroBatcher {
       (result) => this.landed(rate, batch, result),
       () => this.lost(rate, batch),
     );
+    this.armHedge(); // for urgent windows in this batch or waiting behind it
   }
 
   /** A batch's answer from the offload: each client still active is called back, then the next batch goes if due. */
   private landed(rate: Rate, batch: Ticket[], r: SileroThreadResult): void {
     this.inFlight = false;
+    const roundTrip = this.now() - this.sentAt;
+    this.roundTripMs = this.roundTripMs === undefined ? roundTrip : this.roundTripMs + 0.2 * (roundTrip - this.roundTripMs);
     if (r.input.length > this.input.length) this.input = r.input;
     if (r.state.length > this.state.length) this.state = r.state;
     this.stats.batches += r.runs;
@@ -503,6 +519,6 @@ interface Ticket {
   readonly client: SileroBatchClient;
   /** On the offload (the batch it is in was sent). */
   sent?: boolean;
-  /** When it became urgent (`now()`), if it did. */
-  urgentAt?: number;
+  /** A decision waits on its verdict (see the file comment). */
+  urgent?: boolean;
 }

@@ -613,20 +613,24 @@ describe('the batcher with an asynchronous offload', () => {
     expect(d.probabilities).toHaveLength(1);
   });
 
-  it('an urgent window the offload is late with is scored here after hedgeMs, waiting or in flight; the late answer is not delivered twice', async () => {
+  it('when the batch in flight is overdue, its urgent windows and those behind it are scored here; the late answer is not delivered twice', async () => {
     const o = deferredOffload(sharedSileroSession());
     const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 60_000, awaitLiveMs: 0, hedgeMs: 5 }, undefined, o.offload);
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    /** Waits (up to 3 s) for `done`: a hedge comes when the batch is overdue, whatever the machine's load. */
+    const until = async (done: () => boolean) => {
+      for (let i = 0; i < 150 && !done(); i++) await sleep(20);
+    };
     const pcm = readAudioFixture('barge-in-long').samples;
     const [a, b, other, gone] = [player(pcm), player(pcm), player(pcm), player(pcm)];
     batcher.request(other.client);
-    batcher.flush(); // in flight, unanswered
+    batcher.flush(); // in flight, unanswered: the thread stalls
     batcher.request(a.client, true); // waits behind it
     batcher.request(gone.client, true);
-    batcher.cancel(gone.client); // withdrawn before its hedge: never scored
+    batcher.cancel(gone.client); // withdrawn: never scored
     expect(o.sizes).toEqual([1]);
-    await sleep(40);
-    expect(a.probabilities).toHaveLength(1); // scored here: the offload never answered
+    await until(() => a.probabilities.length > 0);
+    expect(a.probabilities).toHaveLength(1); // scored here
     expect(gone.probabilities).toEqual([]);
     expect(batcher.stats.hedged).toBe(1);
     expect(batcher.waitingWindows).toBe(0);
@@ -634,8 +638,8 @@ describe('the batcher with an asynchronous offload', () => {
     expect(other.probabilities).toHaveLength(1);
     batcher.request(b.client, true); // leaves at once ...
     expect(o.sizes).toEqual([1, 1]);
-    await sleep(40);
-    expect(b.probabilities).toHaveLength(1); // ... and is scored here when the answer is late
+    await until(() => b.probabilities.length > 0);
+    expect(b.probabilities).toHaveLength(1); // ... and is scored here when its batch is overdue
     batcher.request(b.client); // its next window, with the state of the inline score
     batcher.flush(); // due: the old batch is still away
     await o.answer(); // the old batch's answer for b: dropped (b moved on)
@@ -645,6 +649,28 @@ describe('the batcher with an asynchronous offload', () => {
     reference(pcm, 2).forEach((p, i) => expect(Math.abs(b.probabilities[i] - p)).toBeLessThan(1e-5));
     expect(Math.abs(a.probabilities[0] - reference(pcm, 1)[0])).toBeLessThan(1e-5);
     expect(batcher.stats.hedged).toBe(2);
+  });
+
+  it('a thread that is steadily slow (every core busy) is not hedged: overdue means three times its recent round trip', async () => {
+    const o = deferredOffload(sharedSileroSession());
+    const batcher = new SileroBatcher(sharedSileroSession(), { maxWaitMs: 60_000, awaitLiveMs: 0, hedgeMs: 5 }, undefined, o.offload);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const pcm = readAudioFixture('barge-in-long').samples;
+    const c = player(pcm);
+    for (let k = 0; k < 6; k++) {
+      batcher.request(c.client);
+      batcher.flush();
+      await sleep(100); // each answer ~100 ms after its batch left
+      await o.answer();
+    }
+    batcher.request(c.client, true);
+    expect(o.sizes).toHaveLength(7); // at once
+    await sleep(60); // late by hedgeMs, not by the thread's own pace (~3 x 74+ ms)
+    expect(c.probabilities).toHaveLength(6);
+    expect(batcher.stats.hedged).toBe(0);
+    await o.answer();
+    expect(c.probabilities).toHaveLength(7); // the thread's answer
+    reference(pcm, 7).forEach((p, i) => expect(Math.abs(c.probabilities[i] - p)).toBeLessThan(1e-5));
   });
 });
 
