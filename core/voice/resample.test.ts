@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { rmsDbfs } from './energy.js';
 import { Resampler, createResampler, resamplerFilter } from './resample.js';
 import { simdDecimator } from './resample-simd.js';
+import { concatPcm } from '../../test/support/pcm.js';
 
 const tone = (hz: number, rate: number, seconds: number, amplitude = 10000): Int16Array =>
   Int16Array.from({ length: Math.round(rate * seconds) }, (_, i) => Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / rate)));
@@ -33,13 +34,7 @@ function chunked(r: Resampler, input: Int16Array, sizes: number[]): Int16Array {
     parts.push(r.process(input.subarray(offset, offset + n)));
     offset += n;
   }
-  const out = new Int16Array(parts.reduce((a, p) => a + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatPcm(parts);
 }
 
 describe('Resampler 16 kHz → 8 kHz', () => {

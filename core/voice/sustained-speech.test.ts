@@ -3,6 +3,7 @@ import { SustainedSpeech } from './sustained-speech.js';
 import { EnergyVoiceActivityDetector } from './energy-vad.js';
 import { readAudioFixture } from '../../test/fixtures/audio/fixtures.js';
 import { longestSustainedSpeechMs } from '../../test/support/sustained-speech.js';
+import { concatPcm } from '../../test/support/pcm.js';
 
 const loud = new Int16Array(160).fill(8000);
 const quiet = new Int16Array(160);
@@ -28,15 +29,7 @@ function onsetOf(pcm: Int16Array, s = new SustainedSpeech()): { startMs: number 
   return { startMs: s.startMs, firstLoudMs };
 }
 
-const join = (...parts: Int16Array[]) => {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
+const join = (...parts: Int16Array[]) => concatPcm(parts);
 const tone = (ms: number, amplitude: number) => Int16Array.from({ length: ms * 8 }, (_, i) => Math.round(amplitude * Math.sin((2 * Math.PI * 200 * i) / 8000)));
 
 describe('SustainedSpeech', () => {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { TextToSpeech, TtsAudio } from '../../core/ports/text-to-speech.port.js';
-import type { AudioFormat } from '../../core/voice/audio-format.js';
+import { concatBytes, type AudioFormat } from '../../core/voice/audio-format.js';
 import { durationMs, meanAbsSample } from '../fakes/scripted-speech.js';
 
 export interface TextToSpeechContractSubject {
@@ -24,13 +24,7 @@ const RATES = [8000, 16000, 22050, 24000, 44100, 48000];
 export async function drainAudio(audio: TtsAudio): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
   for await (const c of audio.chunks) parts.push(c);
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
+  return concatBytes(parts);
 }
 
 export function textToSpeechContract(name: string, setup: () => Promise<TextToSpeechContractSubject>): void {

@@ -14,7 +14,7 @@
  */
 import type { SpeechToText, SttEvent, SttStream, SttStreamOptions } from '../../core/ports/speech-to-text.port.js';
 import type { TextToSpeech, TtsAudio, TtsRequest } from '../../core/ports/text-to-speech.port.js';
-import type { AudioFormat } from '../../core/voice/audio-format.js';
+import { concatBytes, type AudioFormat } from '../../core/voice/audio-format.js';
 import { alawDecode, alawEncode, mulawDecode, mulawEncode } from '../../core/voice/g711.js';
 import { AsyncQueue } from '../../plugins/async-queue.js';
 import type { Sleep } from './scripted-language-model.js';
@@ -276,14 +276,7 @@ export class ScriptedTextToSpeech implements TextToSpeech {
       const word = w.trimEnd();
       return [speechAudio(format, word.length * perChar), silenceAudio(format, (w.length - word.length) * perChar)];
     });
-    const flat = parts.flat();
-    const out = new Uint8Array(flat.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of flat) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return out;
+    return concatBytes(parts.flat());
   }
 
   async synthesize(request: TtsRequest): Promise<TtsAudio> {

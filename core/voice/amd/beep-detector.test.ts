@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readAudioFixture, SPEECH_FIXTURES } from '../../../test/fixtures/audio/fixtures.js';
 import { BeepDetector, type BeepEvent } from './beep-detector.js';
+import { concatPcm } from '../../../test/support/pcm.js';
 
 const RATE = 8000;
 
@@ -20,15 +21,7 @@ function noise(ms: number, amplitude: number, seed = 1): Int16Array {
   return out;
 }
 
-function concat(...parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+const concat = (...parts: Int16Array[]) => concatPcm(parts);
 
 /** Feeds `pcm` in 20 ms frames starting at time 0, as a carrier would. */
 function run(pcm: Int16Array, detector = new BeepDetector()): BeepEvent[] {
