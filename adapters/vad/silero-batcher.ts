@@ -248,11 +248,7 @@ export class SileroBatcher {
     for (const rate of [8000, 16000] as const) {
       const batch = due.filter((t) => t.client.sampleRate === rate);
       if (batch.length === 0) continue;
-      const list = this.waiting[rate];
-      for (const t of batch) {
-        const i = list.indexOf(t);
-        if (i >= 0) list.splice(i, 1);
-      }
+      for (const t of batch) this.unqueue(t);
       this.stats.hedged += batch.length;
       this.deliver(() => this.score(rate, batch));
     }
@@ -281,7 +277,12 @@ export class SileroBatcher {
     if (!ticket) return;
     this.active.delete(client);
     if (ticket.urgent) this.urgent = this.urgent.filter((t) => t !== ticket);
-    const list = this.waiting[client.sampleRate];
+    this.unqueue(ticket);
+  }
+
+  /** Takes `ticket` off its waiting list, if it is there (not sent). */
+  private unqueue(ticket: Ticket): void {
+    const list = this.waiting[ticket.client.sampleRate];
     const i = list.indexOf(ticket);
     if (i >= 0) list.splice(i, 1);
   }
