@@ -48,7 +48,11 @@ export function decodeSamples(audio: Uint8Array, format: AudioFormat): Int16Arra
 
 /** Mean |sample| of `audio` (0 for digital silence; a speech-level tone is thousands). */
 export function meanAbsSample(audio: Uint8Array, format: AudioFormat): number {
-  const s = decodeSamples(audio, format);
+  return meanAbs(decodeSamples(audio, format));
+}
+
+/** Mean |sample| of decoded samples (0 for none). */
+export function meanAbs(s: Int16Array): number {
   if (s.length === 0) return 0;
   let sum = 0;
   for (const x of s) sum += Math.abs(x);

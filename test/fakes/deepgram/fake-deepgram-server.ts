@@ -22,7 +22,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AudioFormat } from '../../../core/voice/audio-format.js';
 import { readBody } from '../fake-http-server.js';
-import { decodeSamples, meanAbsSample, ScriptedTextToSpeech } from '../scripted-speech.js';
+import { decodeSamples, meanAbs, ScriptedTextToSpeech } from '../scripted-speech.js';
 
 export interface FakeDeepgramOptions {
   /** The key clients must send (`Authorization: Token <apiKey>`). Default `dg-test-key`. */
@@ -220,8 +220,9 @@ export class FakeDeepgramServer {
       audioSeconds += ms / 1000;
       const start = this.opts.energyThreshold ?? 500;
       const release = this.opts.releaseThreshold ?? start;
-      if (meanAbsSample(audio, format) > (speech ? release : start)) {
-        silenceMs = release === 0 ? trailingSilenceMs(audio, format) : 0;
+      const samples = decodeSamples(audio, format); // once per piece: its level, and its trailing silence
+      if (meanAbs(samples) > (speech ? release : start)) {
+        silenceMs = release === 0 ? trailingSilenceMs(samples, format.sampleRate) : 0;
         sinceFinalMs = undefined;
         if (!speech) {
           const text = this.opts.transcribe ? this.opts.transcribe(audio, format) : (this.script.shift() ?? this.opts.defaultText ?? 'hello from the fake caller');
@@ -328,10 +329,9 @@ export class FakeDeepgramServer {
   }
 }
 
-/** The digital silence at the end of `audio` (ms): the samples after its last non-silent one. */
-function trailingSilenceMs(audio: Uint8Array, format: AudioFormat): number {
-  const s = decodeSamples(audio, format);
+/** The digital silence at the end of `s` (ms): the samples after its last non-silent one. */
+function trailingSilenceMs(s: Int16Array, sampleRate: number): number {
   let n = 0;
   while (n < s.length && s[s.length - 1 - n] === 0) n++;
-  return (n * 1000) / format.sampleRate;
+  return (n * 1000) / sampleRate;
 }
