@@ -504,7 +504,7 @@ async function main() {
       service_gc: gcStats,
       // Silero's batcher during the calls: windows scored, batches (and of them on the inference thread), urgent
       // windows (a barge-in's last two: scored at once) and of those scored inline because the thread was late
-      ...(batcher0 ? { vad_batcher: Object.fromEntries(['windows', 'batches', 'offloaded', 'urgent', 'hedged', 'lost'].map((k) => [k, batcherStats()[k] - batcher0[k]])) } : {}),
+      ...(batcher0 ? { vad_batcher: ((after) => Object.fromEntries(['windows', 'batches', 'offloaded', 'urgent', 'hedged', 'lost'].map((k) => [k, after[k] - batcher0[k]])))(batcherStats()) } : {}),
       // the service alone (main thread; the callers and fakes run on the worker): robust to other load on the machine
       service_main_thread_cpu_ms_per_call: mainCpu === null ? null : round(mainCpu / n),
       service_main_thread_cpu_percent_of_core_per_call: mainCpu === null ? null : Math.round((1000 * mainCpu) / wall / n) / 10,
